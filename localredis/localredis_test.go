@@ -1,0 +1,91 @@
+package localredis
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestStartPauseKillRestart(t *testing.T) {
+	ctx := t.Context()
+	s := StartT(t, Config{Persistence: AOFAlways})
+	c := s.Client()
+	defer c.Close()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	err := c.Ping(pctx).Err()
+	cancel()
+	if err == nil {
+		t.Fatal("PING answered while the server was paused")
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	pid := s.PID()
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Running() {
+		t.Fatal("still running after Kill")
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.PID() == pid {
+		t.Fatal("restart kept the old pid")
+	}
+	if v, err := c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("after restart with AOF got %q, %v; want v", v, err)
+	}
+	// Power loss: data files gone.
+	_ = s.Kill()
+	if err := s.WipeData(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Exists(ctx, "k").Result(); n != 0 {
+		t.Fatal("key survived a wipe")
+	}
+}
+
+func TestStartNAndReplica(t *testing.T) {
+	ctx := t.Context()
+	ss := StartNT(t, 2, Config{})
+	if ss[0].Port() == ss[1].Port() {
+		t.Fatal("two servers on one port")
+	}
+	rep := StartT(t, Config{ReplicaOf: ss[0].Addr(), Extra: []string{"maxmemory-policy noeviction"}})
+	rc := rep.Client()
+	defer rc.Close()
+	mc := ss[0].Client()
+	defer mc.Close()
+	if err := mc.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, _ := rc.Get(ctx, "x").Result()
+		if v == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replica never received the write")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pol, err := rc.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil || pol["maxmemory-policy"] != "noeviction" {
+		t.Fatalf("extra config not applied: %v %v", pol, err)
+	}
+}
