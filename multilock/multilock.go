@@ -1,0 +1,626 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/drift"
+)
+
+// Errors. Failures are reported as one of these joined with a *NodeError per
+// sub-lock that refused or failed, so errors.Is and errors.As both work.
+var (
+	// ErrNotObtained: the policy's quorum was not granted.
+	ErrNotObtained = errors.New("quorumlock: lock not obtained")
+	// ErrRefused: a sub-lock is held by another owner.
+	ErrRefused = errors.New("held by another owner")
+	// ErrTooSlow: the quorum was granted, but the acquisition took so long
+	// that no validity was left (ttl − elapsed − drift ≤ 0).
+	ErrTooSlow = errors.New("acquisition outlasted the ttl minus the drift allowance; use a longer ttl or a shorter per-node budget")
+	// ErrNotHeld: an extend or release did not find the lock held by us on
+	// enough sub-locks.
+	ErrNotHeld = errors.New("quorumlock: lock not held on a quorum")
+	// ErrLost: more sub-locks than the policy allows answered that this
+	// acquisition no longer holds them; no extend can succeed any more.
+	ErrLost = errors.New("quorumlock: lock no longer held on a quorum")
+	// ErrExpired: the lease's validity ended before the operation completed.
+	ErrExpired = errors.New("quorumlock: lease validity ended")
+	// ErrFenceNotWritten: the fencing token could not be written back to a
+	// quorum, so it cannot be handed out.
+	ErrFenceNotWritten = errors.New("fencing token not written back to a quorum")
+)
+
+// NodeError is the error of one sub-lock.
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// vote is a sub-lock's answer to Acquire.
+type vote struct {
+	granted   bool
+	remaining time.Duration
+	fence     int64
+}
+
+// Locker is one sub-lock of one acquisition attempt: a lock on one Redis node,
+// or another MultiLock. Implementations must be safe to call from several
+// goroutines and should return promptly when ctx is done.
+type Locker interface {
+	// Acquire tries once. granted is true when the sub-lock is now held by
+	// this attempt. On refusal (granted false, err nil) remaining is how long
+	// the current holder's claim lasts (0 when unknown). fence is the fencing
+	// counter reported with a grant (0 when none is kept). An error means
+	// the outcome is unknown: the grant may have happened.
+	Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error)
+	// Extend re-arms the sub-lock's TTL only if this attempt still holds it.
+	Extend(ctx context.Context, ttl time.Duration) (bool, error)
+	// Release gives up what this attempt holds; false when it held nothing.
+	Release(ctx context.Context) (bool, error)
+}
+
+// Fencer is the optional ability of a Locker to take a fencing token: store
+// it set-if-greater where this attempt's grant still stands.
+type Fencer interface {
+	Fence(ctx context.Context, token int64) (bool, error)
+}
+
+// Outcome records what one sub-lock answered in the latest phase that reached it.
+type Outcome struct {
+	Node      string
+	Answered  bool
+	Granted   bool
+	Remaining time.Duration
+	Fence     int64
+	RTT       time.Duration
+	Err       error
+}
+
+type config struct {
+	policy         Policy
+	factor         float64
+	clock          drift.Clock
+	releaseTimeout time.Duration
+	fencing        bool
+	tracker        *sync.WaitGroup
+}
+
+// Option configures a MultiLock.
+type Option func(*config)
+
+// WithPolicy sets the policy; default Majority.
+func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+
+// WithDriftFactor sets the clock drift factor; default drift.DefaultFactor (0.01).
+func WithDriftFactor(f float64) Option { return func(c *config) { c.factor = f } }
+
+// WithClock sets the monotonic clock; default drift.System.
+func WithClock(clk drift.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithReleaseTimeout bounds each sub-lock's release, rollback and late clean-up
+// call; they run on a fresh context so a cancelled caller still cleans up.
+// Default 250 ms.
+func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.releaseTimeout = d } }
+
+// WithFencing makes Acquire take a fencing token: the highest counter the
+// granting sub-locks report, written back set-if-greater on a quorum of them
+// before the acquisition counts. Sub-locks must implement Fencer. Default off.
+func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
+
+// WithTracker counts every goroutine the MultiLock starts in wg, including
+// calls still running after a decision was made early (they end by their own
+// deadline). An owner that must not leave goroutines behind waits on wg.
+func WithTracker(wg *sync.WaitGroup) Option { return func(c *config) { c.tracker = wg } }
+
+type state int
+
+const (
+	fresh state = iota
+	acquiring
+	held
+	failed
+	released
+)
+
+// MultiLock is one acquisition over a set of sub-locks: call Acquire once,
+// then Extend and Release. It is safe for concurrent use and must not be
+// copied.
+type MultiLock struct {
+	lockers []Locker
+	names   []string
+	cfg     config
+	limit   int
+
+	mu       sync.Mutex
+	state    state
+	ttl      time.Duration
+	until    time.Time
+	token    int64
+	outcomes []Outcome
+	elapsed  time.Duration
+}
+
+// New returns a MultiLock over lockers. It fails for no lockers, a nil
+// locker, a policy whose limit is outside [0, n−1], or a bad drift factor.
+func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
+	cfg := config{policy: Majority, factor: drift.DefaultFactor, clock: drift.System, releaseTimeout: 250 * time.Millisecond}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n := len(lockers)
+	if n == 0 {
+		return nil, errors.New("multilock: no sub-locks given")
+	}
+	if cfg.policy == nil || cfg.clock == nil {
+		return nil, errors.New("multilock: nil policy or clock")
+	}
+	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
+		return nil, fmt.Errorf("multilock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
+	}
+	if cfg.factor < 0 || cfg.factor >= 1 {
+		return nil, fmt.Errorf("multilock: drift factor must be in [0, 1), got %v", cfg.factor)
+	}
+	if cfg.releaseTimeout <= 0 {
+		return nil, fmt.Errorf("multilock: release timeout must be positive, got %v", cfg.releaseTimeout)
+	}
+	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
+	m.names = make([]string, n)
+	m.outcomes = make([]Outcome, n)
+	for i, l := range lockers {
+		if l == nil {
+			return nil, fmt.Errorf("multilock: sub-lock %d is nil", i)
+		}
+		if s, ok := l.(fmt.Stringer); ok {
+			m.names[i] = s.String()
+		} else {
+			m.names[i] = fmt.Sprintf("sub-lock %d", i)
+		}
+		m.outcomes[i].Node = m.names[i]
+	}
+	return m, nil
+}
+
+// answer is one sub-lock's reply in one phase.
+type answer struct {
+	i    int
+	vote vote
+	ok   bool
+	err  error
+	rtt  time.Duration
+}
+
+// fanout runs call on the sub-locks in idx all at once, each under its own
+// deadline (perNode), and hands answers to decide in arrival order until
+// decide says the outcome is known or all answered. It returns without
+// waiting for the rest: those calls run on until their own deadline, and
+// their answers go to late (on the calling goroutine of that sub-lock).
+//
+// Design note: this is errgroup's shape (one goroutine per sub-lock, each
+// writing only its own answer, no cancellation of peers on one failure) with
+// an early exit that errgroup.Wait cannot give: a quorum is decided by the
+// first n−limit answers, and a frozen node must not hold the caller for its
+// whole deadline. Stragglers are counted in the tracker so an owner can wait.
+func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration,
+	call func(ctx context.Context, l Locker) (vote, bool, error),
+	decide func(a answer) bool, late func(a answer)) {
+	one := func(ctx context.Context, i int) answer {
+		nctx, cancel := context.WithTimeout(ctx, perNode)
+		t0 := m.cfg.clock.Now()
+		v, ok, err := call(nctx, m.lockers[i])
+		rtt := m.cfg.clock.Now().Sub(t0)
+		cancel()
+		if err != nil {
+			err = &NodeError{Node: m.names[i], Err: err}
+		}
+		return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
+	}
+	if len(idx) == 1 { // nothing to overlap with: no goroutine
+		decide(one(ctx, idx[0]))
+		return
+	}
+	var (
+		mu   sync.Mutex
+		open = true
+		ch   = make(chan answer, len(idx))
+	)
+	for _, i := range idx {
+		if m.cfg.tracker != nil {
+			m.cfg.tracker.Add(1)
+		}
+		go func() {
+			if m.cfg.tracker != nil {
+				defer m.cfg.tracker.Done()
+			}
+			a := one(ctx, i)
+			mu.Lock()
+			if open {
+				ch <- a // buffered for every sub-lock: never blocks
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+			late(a)
+		}()
+	}
+	for range idx {
+		var a answer
+		select {
+		case a = <-ch:
+		case <-ctx.Done():
+			// The caller gave up; calls that ignore cancellation finish late.
+			goto closed
+		}
+		if decide(a) {
+			break
+		}
+	}
+closed:
+	mu.Lock()
+	open = false
+	mu.Unlock()
+	for {
+		select {
+		case a := <-ch:
+			late(a)
+		default:
+			return
+		}
+	}
+}
+
+func (m *MultiLock) all() []int {
+	idx := make([]int, len(m.lockers))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+func (m *MultiLock) record(a answer) {
+	o := &m.outcomes[a.i]
+	o.Answered, o.Granted, o.Remaining, o.Fence, o.RTT, o.Err = true, a.ok, a.vote.remaining, a.vote.fence, a.rtt, a.err
+}
+
+// Acquire tries every sub-lock once, in parallel, and reports whether the
+// policy's quorum was granted with validity left. Each sub-lock call gets
+// Policy.LockWaitTime(remaining, n) where remaining is what is left of ctx's
+// deadline (or ttl when ctx has none), capped at ttl. On failure everything
+// this attempt may hold is released on a fresh context, also on sub-locks that
+// did not answer. Acquire may be called once per MultiLock.
+//
+// It returns the fencing token as fence (0 without fencing). When it fails,
+// remaining is the shortest claim among refusals, a hint for when to try
+// again. A MultiLock is itself a Locker, so MultiLocks nest.
+func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
+	if err := drift.Check(ttl, m.cfg.factor); err != nil {
+		return false, 0, 0, errors.Join(ErrNotObtained, err)
+	}
+	m.mu.Lock()
+	if m.state != fresh {
+		m.mu.Unlock()
+		return false, 0, 0, errors.New("multilock: Acquire called twice on one MultiLock; make a new one per attempt")
+	}
+	m.state, m.ttl = acquiring, ttl
+	m.mu.Unlock()
+
+	n := len(m.lockers)
+	need := n - m.limit
+	start := m.cfg.clock.Now()
+	budget := ttl
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, dl.Sub(start))
+	}
+	perNode := m.cfg.policy.LockWaitTime(budget, n)
+
+	var nGranted, refused int
+	var maxFence int64
+	var wait time.Duration
+	var errs []error
+	m.fanout(ctx, m.all(), perNode,
+		func(ctx context.Context, l Locker) (vote, bool, error) {
+			g, r, f, err := l.Acquire(ctx, ttl)
+			return vote{granted: g, remaining: r, fence: f}, g && err == nil, err
+		},
+		func(a answer) bool {
+			m.mu.Lock()
+			m.record(a)
+			m.mu.Unlock()
+			switch {
+			case a.ok:
+				nGranted++
+				maxFence = max(maxFence, a.vote.fence)
+			case a.err != nil:
+				refused++
+				errs = append(errs, a.err)
+			default:
+				refused++
+				errs = append(errs, &NodeError{Node: m.names[a.i], Err: ErrRefused})
+				if r := a.vote.remaining; r > 0 && (wait == 0 || r < wait) {
+					wait = r
+				}
+			}
+			return nGranted >= need || refused > m.limit
+		},
+		m.lateAcquire)
+
+	end := m.cfg.clock.Now()
+	elapsed := end.Sub(start)
+	fail := func(cause error) (bool, time.Duration, int64, error) {
+		m.mu.Lock()
+		m.state, m.elapsed = failed, elapsed
+		m.mu.Unlock()
+		m.releaseAll()
+		if nGranted < need && refused <= m.limit {
+			// Undecided when the caller's context ended.
+			errs = append(errs, ctx.Err())
+		}
+		return false, wait, 0, errors.Join(append([]error{ErrNotObtained, cause}, errs...)...)
+	}
+	if nGranted < need {
+		return fail(nil)
+	}
+	validity := drift.Validity(ttl, elapsed, m.cfg.factor)
+	if validity <= 0 {
+		return fail(ErrTooSlow)
+	}
+	until := end.Add(validity)
+	token := int64(0)
+	if m.cfg.fencing {
+		if err := m.fence(ctx, maxFence, until, need); err != nil {
+			return fail(err)
+		}
+		token = maxFence
+	}
+	m.mu.Lock()
+	m.state, m.until, m.token, m.elapsed = held, until, token, elapsed
+	m.mu.Unlock()
+	return true, 0, token, nil
+}
+
+// lateAcquire handles an Acquire answer that came after the decision. A late
+// grant counts for a held lock (it makes the lease sturdier); for a failed or
+// released one it is given back at once, so no key is left behind.
+func (m *MultiLock) lateAcquire(a answer) {
+	m.mu.Lock()
+	m.record(a)
+	st := m.state
+	m.mu.Unlock()
+	if a.ok && (st == failed || st == released) {
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
+		_, _ = m.lockers[a.i].Release(ctx)
+		cancel()
+	}
+}
+
+// fence writes token back set-if-greater on the granting sub-locks and
+// requires need of them to take it before until.
+func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, need int) error {
+	var idx []int
+	m.mu.Lock()
+	for i, o := range m.outcomes {
+		if o.Granted {
+			idx = append(idx, i)
+		}
+	}
+	m.mu.Unlock()
+	if len(idx) < need {
+		return ErrFenceNotWritten
+	}
+	for _, i := range idx {
+		if _, ok := m.lockers[i].(Fencer); !ok {
+			return fmt.Errorf("multilock: %s cannot take a fencing token (no Fence method)", m.names[i])
+		}
+	}
+	budget := until.Sub(m.cfg.clock.Now())
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl))
+	}
+	if budget <= 0 {
+		return ErrExpired
+	}
+	perNode := m.cfg.policy.LockWaitTime(budget, len(m.lockers))
+	ok, bad := 0, 0
+	var errs []error
+	m.fanout(ctx, idx, perNode,
+		func(ctx context.Context, l Locker) (vote, bool, error) {
+			done, err := l.(Fencer).Fence(ctx, token)
+			return vote{}, done && err == nil, err
+		},
+		func(a answer) bool {
+			if a.ok {
+				ok++
+			} else {
+				bad++
+				if a.err != nil {
+					errs = append(errs, a.err)
+				}
+			}
+			return ok >= need || len(idx)-bad < need
+		},
+		func(answer) {})
+	if ok < need {
+		return errors.Join(append([]error{ErrFenceNotWritten}, errs...)...)
+	}
+	if !m.cfg.clock.Now().Before(until) {
+		return ErrExpired
+	}
+	return nil
+}
+
+// releaseAll gives back this attempt on every sub-lock, on a fresh context,
+// without waiting for sub-locks that do not answer.
+func (m *MultiLock) releaseAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
+	defer cancel()
+	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
+		func(ctx context.Context, l Locker) (vote, bool, error) {
+			ok, err := l.Release(ctx)
+			return vote{}, ok, err
+		},
+		func(answer) bool { return false },
+		func(answer) {})
+}
+
+// Extend re-arms every sub-lock this acquisition holds to ttl, in parallel.
+// It succeeds only if the policy's quorum extends before the current validity
+// ends; then the validity is counted afresh from this call's start. It never
+// acquires a sub-lock that was not held.
+func (m *MultiLock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
+	if err := drift.Check(ttl, m.cfg.factor); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	st, until := m.state, m.until
+	m.mu.Unlock()
+	if st != held {
+		return false, ErrNotHeld
+	}
+	start := m.cfg.clock.Now()
+	budget := until.Sub(start)
+	if budget <= 0 {
+		return false, ErrExpired
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, dl.Sub(start))
+	}
+	n := len(m.lockers)
+	need := n - m.limit
+	perNode := m.cfg.policy.LockWaitTime(budget, n)
+	ok, bad, gone := 0, 0, 0
+	var errs []error
+	m.fanout(ctx, m.all(), perNode,
+		func(ctx context.Context, l Locker) (vote, bool, error) {
+			done, err := l.Extend(ctx, ttl)
+			return vote{}, done && err == nil, err
+		},
+		func(a answer) bool {
+			if a.ok {
+				ok++
+			} else {
+				bad++
+				if a.err != nil {
+					errs = append(errs, a.err)
+				} else {
+					gone++
+					errs = append(errs, &NodeError{Node: m.names[a.i], Err: ErrNotHeld})
+				}
+			}
+			return ok >= need || bad > m.limit
+		},
+		func(answer) {})
+	end := m.cfg.clock.Now()
+	if ok < need {
+		if bad <= m.limit {
+			errs = append(errs, ctx.Err())
+		}
+		if gone > m.limit {
+			errs = append(errs, ErrLost)
+		}
+		return false, errors.Join(append([]error{ErrNotHeld}, errs...)...)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !end.Before(m.until) {
+		return false, ErrExpired
+	}
+	if m.state != held {
+		return false, ErrNotHeld
+	}
+	v := drift.Validity(ttl, end.Sub(start), m.cfg.factor)
+	if v <= 0 {
+		return false, ErrTooSlow
+	}
+	m.until, m.ttl = end.Add(v), ttl
+	return true, nil
+}
+
+// Release gives the lock back on every sub-lock, in parallel. It returns once
+// the policy's quorum confirmed, or every sub-lock answered; sub-locks that
+// do not answer are left to their TTL. The result is true when the quorum
+// confirmed a release.
+func (m *MultiLock) Release(ctx context.Context) (bool, error) {
+	m.mu.Lock()
+	st := m.state
+	m.state = released
+	m.mu.Unlock()
+	if st != held && st != acquiring {
+		return false, ErrNotHeld
+	}
+	n := len(m.lockers)
+	need := n - m.limit
+	ok, bad := 0, 0
+	var errs []error
+	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
+		func(ctx context.Context, l Locker) (vote, bool, error) {
+			done, err := l.Release(ctx)
+			return vote{}, done && err == nil, err
+		},
+		func(a answer) bool {
+			if a.ok {
+				ok++
+			} else {
+				bad++
+				if a.err != nil {
+					errs = append(errs, a.err)
+				}
+			}
+			return ok >= need || bad > m.limit
+		},
+		func(answer) {})
+	if ok < need {
+		return false, errors.Join(append([]error{ErrNotHeld}, errs...)...)
+	}
+	return true, nil
+}
+
+// Until is the end of the validity (zero before a successful Acquire).
+func (m *MultiLock) Until() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.until
+}
+
+// Token is the fencing token (0 without fencing).
+func (m *MultiLock) Token() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.token
+}
+
+// Elapsed is how long Acquire took.
+func (m *MultiLock) Elapsed() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.elapsed
+}
+
+// Outcomes returns a copy of what each sub-lock last answered.
+func (m *MultiLock) Outcomes() []Outcome {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Outcome(nil), m.outcomes...)
+}
+
+// Held reports whether the acquisition succeeded and was not released.
+func (m *MultiLock) Held() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state == held
+}
+
+// DriftAllowance is the part of ttl given up to clock drift with this
+// MultiLock's factor.
+func (m *MultiLock) DriftAllowance(ttl time.Duration) time.Duration {
+	return drift.Allowance(ttl, m.cfg.factor)
+}
+
+// String names the sub-locks.
+func (m *MultiLock) String() string {
+	return fmt.Sprintf("multilock%v", m.names)
+}

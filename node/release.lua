@@ -1,0 +1,18 @@
+-- Give back one attempt's share of a reentrant lock.
+-- KEYS[1] lock hash; ARGV[1] owner, ARGV[2] attempt id, ARGV[3] unlock channel
+-- Returns 1 when this attempt held a share (now given back), 0 otherwise.
+-- Publishes on the unlock channel when the lock became free.
+if redis.call('hdel', KEYS[1], '\0a:' .. ARGV[2]) == 0 then
+  -- Never granted here, expired, or already given back.
+  return 0
+end
+if redis.call('hincrby', KEYS[1], ARGV[1], -1) > 0 then
+  -- The owner still holds it through another acquisition.
+  return 1
+end
+redis.call('hdel', KEYS[1], ARGV[1])
+-- An empty hash is deleted by Redis itself; other fields mean other holders.
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('publish', ARGV[3], 'released')
+end
+return 1

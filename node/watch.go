@@ -1,0 +1,245 @@
+package node
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Watch is one waiter's interest in the unlock messages of one lock on one
+// node. Waiters on one node share a single pub/sub connection; channels are
+// subscribed while someone watches them.
+//
+// A message wakes the longest-waiting watch of the channel (FIFO within this
+// process), plus every watch made with wakeAll (readers of a read-write lock).
+// Waking one instead of all avoids a thundering herd and, within a process,
+// serves waiters in arrival order.
+type Watch struct {
+	s         *subscriber
+	channel   string
+	signal    chan<- struct{}
+	wakeAll   bool
+	ready     chan struct{}
+	signalled bool // guarded by s.mu
+}
+
+// Ready is closed once the node confirmed the subscription: an unlock after
+// that moment will be seen. A waiter should try the lock once more after
+// Ready, because an unlock between its last try and Ready is not seen.
+func (w *Watch) Ready() <-chan struct{} { return w.ready }
+
+// Stop ends the watch. With handOn, a wake-up this watch received passes on
+// to the next waiter, so a waiter that gives up cannot swallow it; a waiter
+// that took the lock passes false.
+func (w *Watch) Stop(handOn bool) { w.s.remove(w, handOn) }
+
+// Watch registers signal to be notified (non-blocking send) when lock name is
+// released on this node. signal should have a buffer of one; several watches
+// (one per node) may share it.
+func (n *Node) Watch(name string, signal chan<- struct{}, wakeAll bool) *Watch {
+	n.subMu.Lock()
+	if n.sub == nil {
+		n.sub = newSubscriber(n)
+	}
+	s := n.sub
+	n.subMu.Unlock()
+	w := &Watch{s: s, channel: n.Keys(name).Channel, signal: signal, wakeAll: wakeAll, ready: make(chan struct{})}
+	s.add(w)
+	return w
+}
+
+type channelState struct {
+	watches   []*Watch
+	confirmed bool
+}
+
+type subscriber struct {
+	n    *Node
+	ps   *redis.PubSub
+	kick chan struct{}
+	quit chan struct{}
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	chans  map[string]*channelState
+	active map[string]bool // subscribed on the connection (as far as we asked)
+	closed bool
+}
+
+func newSubscriber(n *Node) *subscriber {
+	s := &subscriber{
+		n:      n,
+		ps:     n.client.Subscribe(context.Background()),
+		kick:   make(chan struct{}, 1),
+		quit:   make(chan struct{}),
+		chans:  map[string]*channelState{},
+		active: map[string]bool{},
+	}
+	msgs := s.ps.ChannelWithSubscriptions(redis.WithChannelSize(256))
+	s.wg.Add(2)
+	go s.dispatch(msgs)
+	go s.reconcile()
+	return s
+}
+
+func (s *subscriber) add(w *Watch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		close(w.ready)
+		return
+	}
+	cs := s.chans[w.channel]
+	if cs == nil {
+		cs = &channelState{}
+		s.chans[w.channel] = cs
+	}
+	cs.watches = append(cs.watches, w)
+	if cs.confirmed {
+		close(w.ready)
+	}
+	s.poke()
+}
+
+func (s *subscriber) remove(w *Watch, handOn bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.chans[w.channel]
+	if cs == nil {
+		return
+	}
+	for i, x := range cs.watches {
+		if x == w {
+			cs.watches = append(cs.watches[:i], cs.watches[i+1:]...)
+			break
+		}
+	}
+	if len(cs.watches) == 0 {
+		delete(s.chans, w.channel)
+		s.poke()
+		return
+	}
+	if handOn && w.signalled {
+		s.wake(cs, false)
+	}
+}
+
+func (s *subscriber) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// wake signals the head watch (or all) and every wakeAll watch.
+func (s *subscriber) wake(cs *channelState, all bool) {
+	for i, w := range cs.watches {
+		if i == 0 || all || w.wakeAll {
+			w.signalled = true
+			select {
+			case w.signal <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (s *subscriber) dispatch(msgs <-chan interface{}) {
+	defer s.wg.Done()
+	for m := range msgs {
+		s.mu.Lock()
+		switch m := m.(type) {
+		case *redis.Message:
+			if cs := s.chans[m.Channel]; cs != nil {
+				s.wake(cs, false)
+			}
+		case *redis.Subscription:
+			if m.Kind != "subscribe" {
+				break
+			}
+			if cs := s.chans[m.Channel]; cs != nil {
+				if cs.confirmed {
+					// A re-subscription after a reconnect: messages may
+					// have been lost meanwhile, so everyone looks again.
+					s.wake(cs, true)
+				}
+				cs.confirmed = true
+				for _, w := range cs.watches {
+					select {
+					case <-w.ready:
+					default:
+						close(w.ready)
+					}
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// reconcile makes the connection's subscriptions follow the channels being
+// watched. One goroutine does it, so subscribe and unsubscribe never cross.
+func (s *subscriber) reconcile() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-s.kick:
+		}
+		s.mu.Lock()
+		var sub, unsub []string
+		for ch := range s.chans {
+			if !s.active[ch] {
+				sub = append(sub, ch)
+				s.active[ch] = true
+			}
+		}
+		for ch := range s.active {
+			if s.chans[ch] == nil {
+				unsub = append(unsub, ch)
+				delete(s.active, ch)
+			}
+		}
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if len(sub) > 0 {
+			if err := s.ps.Subscribe(ctx, sub...); err != nil {
+				// Not subscribed: forget it so the next kick retries.
+				s.mu.Lock()
+				for _, ch := range sub {
+					delete(s.active, ch)
+				}
+				s.mu.Unlock()
+				select {
+				case <-s.quit:
+				case <-time.After(100 * time.Millisecond):
+					s.poke()
+				}
+			}
+		}
+		if len(unsub) > 0 {
+			_ = s.ps.Unsubscribe(ctx, unsub...)
+			s.mu.Lock()
+			for _, ch := range unsub {
+				if cs := s.chans[ch]; cs != nil {
+					cs.confirmed = false
+				}
+			}
+			s.mu.Unlock()
+		}
+		cancel()
+	}
+}
+
+func (s *subscriber) close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	close(s.quit)
+	err := s.ps.Close()
+	s.wg.Wait()
+	return err
+}

@@ -1,0 +1,239 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Errors. Failures to obtain a lock wrap ErrNotObtained joined with one
+// *NodeError per node that refused or failed, and the caller's context error
+// when it ended the wait.
+var (
+	ErrNotObtained = multilock.ErrNotObtained
+	ErrNotHeld     = multilock.ErrNotHeld
+	// ErrLeaseLost: the watchdog could not renew the lease on a quorum before
+	// its validity ended, or a quorum said the lock is no longer ours. The
+	// critical section is no longer protected.
+	ErrLeaseLost = errors.New("quorumlock: lease lost")
+	// ErrLeaseExpired: a lease with an explicit lease time reached its end
+	// without Extend.
+	ErrLeaseExpired = errors.New("quorumlock: lease expired")
+	// ErrUnlocked: the lease was given back by Unlock.
+	ErrUnlocked = errors.New("quorumlock: lease unlocked")
+	// ErrClosed: the client was closed.
+	ErrClosed = errors.New("quorumlock: client closed")
+)
+
+// NodeError is the error of one node.
+type NodeError = multilock.NodeError
+
+// Policy decides how many nodes may fail; see multilock.Policy.
+type Policy = multilock.Policy
+
+// Presets: All nodes must grant (MultiLock) or a Majority (RedLock, default).
+var (
+	All      = multilock.All
+	Majority = multilock.Majority
+)
+
+type config struct {
+	ttl            time.Duration
+	policy         Policy
+	factor         float64
+	attemptTimeout time.Duration
+	releaseTimeout time.Duration
+	retryInterval  time.Duration
+	fencing        bool
+	clock          drift.Clock
+	prefix         string
+}
+
+// Option configures a Client.
+type Option func(*config)
+
+// WithTTL sets the lock TTL, the time a key lives on a node without renewal.
+// Leases without an explicit lease time are renewed by a watchdog every
+// TTL/3. Default 10s.
+func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
+
+// WithPolicy sets the quorum policy. Default Majority (RedLock); All makes a
+// MultiLock that needs every node.
+func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+
+// WithDriftFactor sets the clock drift factor subtracted from every validity
+// (validity = ttl − elapsed − (ttl·factor + 2 ms)). Default 0.01.
+func WithDriftFactor(f float64) Option { return func(c *config) { c.factor = f } }
+
+// WithAttemptTimeout bounds one acquisition attempt. Each node call gets
+// Policy.LockWaitTime of what is left of it (Majority: a 1/n share), so a
+// frozen node costs at most that. Default 250ms (50ms per node with 5 nodes).
+func WithAttemptTimeout(d time.Duration) Option { return func(c *config) { c.attemptTimeout = d } }
+
+// WithReleaseTimeout bounds each node's release and rollback call; they run
+// on a fresh context, so a cancelled caller still cleans up. Default 250ms.
+func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.releaseTimeout = d } }
+
+// WithRetryInterval is the longest a waiting Lock sleeps between tries when
+// no unlock message arrives (messages are lost when a pub/sub connection
+// drops). The wait is jittered ±20% and cut short by the holder's remaining
+// TTL. Default 500ms.
+func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
+
+// WithFencing makes every lease carry a fencing token that strictly increases
+// across holders: the highest counter among the granting nodes, written back
+// set-if-greater on a quorum before the lease is handed out (one more round
+// trip). Counters survive a node crash only with appendonly yes and
+// appendfsync always. Default off; Lease.Token is 0 without it.
+func WithFencing() Option { return func(c *config) { c.fencing = true } }
+
+// WithClock sets the monotonic clock validity is measured on (tests use
+// drift.Fake). Default the system clock.
+func WithClock(clk drift.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithKeyPrefix sets the prefix of every key and channel. Default
+// "quorumlock:".
+func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// Client locks on a set of independent Redis nodes. It is safe for concurrent
+// use. Close it when done: it stops the pub/sub listeners and waits for
+// calls still running on slow nodes. The go-redis clients stay yours.
+type Client struct {
+	nodes []*node.Node
+	cfg   config
+	id    string
+	seq   atomic.Uint64
+	wg    sync.WaitGroup // goroutines still running after a decision
+
+	closed atomic.Bool
+}
+
+// New returns a client over the given go-redis clients, one per independent
+// Redis deployment (standalone, Sentinel or Cluster). The clients should have
+// ContextTimeoutEnabled: true (node.Options shows the settings); otherwise
+// every call is wrapped so deadlines still hold.
+func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
+	cfg := config{
+		ttl:            10 * time.Second,
+		policy:         Majority,
+		factor:         drift.DefaultFactor,
+		attemptTimeout: 250 * time.Millisecond,
+		releaseTimeout: 250 * time.Millisecond,
+		retryInterval:  500 * time.Millisecond,
+		clock:          drift.System,
+		prefix:         node.DefaultPrefix,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n := len(clients)
+	if n == 0 {
+		return nil, errors.New("quorum: no nodes given; pass one go-redis client per independent Redis deployment (5 survive 2 failures)")
+	}
+	if err := drift.Check(cfg.ttl, cfg.factor); err != nil {
+		return nil, fmt.Errorf("quorum: bad ttl or drift factor: %w", err)
+	}
+	if cfg.policy == nil {
+		return nil, errors.New("quorum: nil policy")
+	}
+	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
+		return nil, fmt.Errorf("quorum: policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
+	}
+	if cfg.attemptTimeout <= 0 || cfg.releaseTimeout <= 0 || cfg.retryInterval <= 0 {
+		return nil, fmt.Errorf("quorum: attempt timeout (%v), release timeout (%v) and retry interval (%v) must be positive", cfg.attemptTimeout, cfg.releaseTimeout, cfg.retryInterval)
+	}
+	if cfg.clock == nil {
+		return nil, errors.New("quorum: nil clock")
+	}
+	c := &Client{cfg: cfg, id: uuid.NewString()}
+	seenClient := map[redis.UniversalClient]int{}
+	seenName := map[string]int{}
+	for i, rc := range clients {
+		if rc == nil {
+			return nil, fmt.Errorf("quorum: node %d: nil redis client", i)
+		}
+		if j, ok := seenClient[rc]; ok {
+			return nil, fmt.Errorf("quorum: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
+		}
+		seenClient[rc] = i
+		nd, err := node.New(rc, node.WithPrefix(cfg.prefix))
+		if err != nil {
+			return nil, fmt.Errorf("quorum: node %d: %w", i, err)
+		}
+		if j, ok := seenName[nd.Name()]; ok {
+			return nil, fmt.Errorf("quorum: nodes %d and %d both point at %s; every node must be a distinct Redis deployment", j, i, nd.Name())
+		}
+		seenName[nd.Name()] = i
+		c.nodes = append(c.nodes, nd)
+	}
+	return c, nil
+}
+
+// Nodes returns the client's nodes.
+func (c *Client) Nodes() []*node.Node { return append([]*node.Node(nil), c.nodes...) }
+
+// TTL is the configured lock TTL.
+func (c *Client) TTL() time.Duration { return c.cfg.ttl }
+
+// Close stops the pub/sub listeners and waits for node calls that were left
+// running after a decision (each ends by its own deadline). Leases still held
+// are not released: Unlock them first.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, n := range c.nodes {
+		if err := n.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Client) next() string { return c.id + ":" + strconv.FormatUint(c.seq.Add(1), 36) }
+
+// ForceUnlock removes lock name on every node whoever holds it and wakes its
+// waiters. It is an operator's tool: a holder that is still running is no
+// longer protected. It reports how many nodes had the lock.
+func (c *Client) ForceUnlock(ctx context.Context, name string) (int, error) {
+	if name == "" {
+		return 0, errors.New("quorum: empty lock name")
+	}
+	removed := make([]bool, len(c.nodes))
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, c.cfg.releaseTimeout)
+			defer cancel()
+			ok, err := n.ForceRelease(cctx, name)
+			removed[i] = ok
+			if err != nil {
+				errs[i] = &NodeError{Node: n.Name(), Err: err}
+			}
+		}()
+	}
+	wg.Wait()
+	count := 0
+	for _, r := range removed {
+		if r {
+			count++
+		}
+	}
+	return count, errors.Join(errs...)
+}

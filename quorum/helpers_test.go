@@ -1,0 +1,45 @@
+package quorum
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// cluster starts n independent redis-server processes and returns them with
+// one client each; everything is stopped in t.Cleanup.
+func cluster(t *testing.T, n int) ([]*localredis.Server, []redis.UniversalClient) {
+	t.Helper()
+	servers := localredis.StartNT(t, n, localredis.Config{})
+	clients := make([]redis.UniversalClient, n)
+	for i, s := range servers {
+		c := s.Client()
+		clients[i] = c
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return servers, clients
+}
+
+func newClient(t *testing.T, clients []redis.UniversalClient, opts ...Option) *Client {
+	t.Helper()
+	c, err := New(clients, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex {
+	t.Helper()
+	m, err := c.Mutex(name, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

@@ -1,0 +1,178 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/multilock"
+)
+
+func driftCheck(ttl time.Duration, factor float64) error {
+	if err := drift.Check(ttl, factor); err != nil {
+		return fmt.Errorf("quorum: bad lease time: %w", err)
+	}
+	return nil
+}
+
+// Lease is one held acquisition. Its methods are safe for concurrent use.
+//
+// A lease ends by Unlock, or is lost: its watchdog could not renew it on a
+// quorum before its validity ended (ErrLeaseLost), or its fixed lease time ran
+// out (ErrLeaseExpired). Done and Context tell the critical section to stop.
+type Lease struct {
+	m        *Mutex
+	ml       *multilock.MultiLock
+	owner    string
+	ttl      time.Duration
+	watchdog bool
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	unlocked bool
+	expiry   *time.Timer   // fixed lease time: fires at the validity's end
+	stop     chan struct{} // watchdog: closed by Unlock
+	wg       sync.WaitGroup
+}
+
+func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
+	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0}
+	l.ctx, l.cancel = context.WithCancelCause(context.Background())
+	if l.watchdog {
+		l.stop = make(chan struct{})
+		l.wg.Add(1)
+		go l.renew()
+	} else {
+		l.expiry = time.AfterFunc(time.Until(ml.Until()), func() { l.cancel(ErrLeaseExpired) })
+	}
+	return l
+}
+
+// Until is the end of the lease's validity on the client's monotonic clock:
+// ttl − acquisition time − drift allowance after the acquisition ended,
+// moved on by every successful renewal.
+func (l *Lease) Until() time.Time { return l.ml.Until() }
+
+// Token is the fencing token (0 unless the client has WithFencing). Tokens
+// strictly increase across successive holders of the same name.
+func (l *Lease) Token() int64 { return l.ml.Token() }
+
+// Owner is the owner identity the lease holds the lock as.
+func (l *Lease) Owner() string { return l.owner }
+
+// Name is the lock's name.
+func (l *Lease) Name() string { return l.m.Name() }
+
+// Done is closed when the lease ends: unlocked, lost or expired.
+func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Context is cancelled when the lease ends; context.Cause tells why
+// (ErrUnlocked, ErrLeaseLost or ErrLeaseExpired). Run the critical section
+// under it so it stops when the lock is no longer held.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Err is nil while the lease holds, else why it ended.
+func (l *Lease) Err() error {
+	if l.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.ctx)
+}
+
+// Extend renews the lease to its TTL now, on a quorum, within its current
+// validity. It never re-acquires a node that no longer holds it.
+func (l *Lease) Extend(ctx context.Context) error {
+	if err := l.Err(); err != nil {
+		return err
+	}
+	if _, err := l.ml.Extend(ctx, l.ttl); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.expiry != nil && !l.unlocked {
+		l.expiry.Reset(time.Until(l.ml.Until()))
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// Unlock gives the lock back on every node. If ctx is already done, a fresh
+// context bounded by the release timeout is used, so a deferred Unlock still
+// cleans up. It returns ErrLeaseLost or ErrLeaseExpired when the lease had
+// ended before (the critical section may not have been protected), and
+// ErrNotHeld when no quorum confirmed the release.
+func (l *Lease) Unlock(ctx context.Context) error {
+	l.mu.Lock()
+	if l.unlocked {
+		l.mu.Unlock()
+		return errors.New("quorumlock: lease already unlocked")
+	}
+	l.unlocked = true
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+	if l.stop != nil {
+		close(l.stop)
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+
+	ended := l.Err()
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), l.m.c.cfg.releaseTimeout)
+		defer cancel()
+	}
+	_, err := l.ml.Release(ctx)
+	l.cancel(ErrUnlocked)
+	if ended != nil {
+		return errors.Join(ended, err)
+	}
+	return err
+}
+
+// renew is the watchdog: every ttl/3 it extends the lease on a quorum. When
+// an extension fails it tries again (at most every ttl/10) until the validity
+// ends; then, or at once when a quorum says the lock is no longer ours, the
+// lease is lost and its context cancelled. It never re-acquires.
+func (l *Lease) renew() {
+	defer l.wg.Done()
+	interval := l.ttl / 3
+	retry := max(l.ttl/10, time.Millisecond)
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		until := l.ml.Until()
+		if !l.m.c.cfg.clock.Now().Before(until) {
+			l.cancel(ErrLeaseLost)
+			return
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), until)
+		_, err := l.ml.Extend(ctx, l.ttl)
+		cancel()
+		switch {
+		case err == nil:
+			t.Reset(interval)
+		case errors.Is(err, multilock.ErrLost), errors.Is(err, multilock.ErrExpired):
+			l.cancel(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+			return
+		default:
+			left := l.ml.Until().Sub(l.m.c.cfg.clock.Now())
+			if left <= 0 {
+				l.cancel(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+				return
+			}
+			t.Reset(min(retry, left))
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+type mutexConfig struct {
+	owner     string
+	leaseTime time.Duration
+}
+
+// MutexOption configures a Mutex.
+type MutexOption func(*mutexConfig)
+
+// WithOwner makes acquisitions reentrant for owner: a second Lock by the same
+// owner while it holds the lock is granted and counted, and each lease's
+// Unlock gives back one count. Without it every acquisition is its own owner
+// (not reentrant). Owners are explicit identities (a worker id, a request
+// id), never goroutine identity.
+func WithOwner(owner string) MutexOption { return func(c *mutexConfig) { c.owner = owner } }
+
+// WithLeaseTime gives leases a fixed lifetime: no watchdog renews them, and
+// they end (Done closes, Err is ErrLeaseExpired) at their validity unless
+// Extend is called. Default 0: the client TTL with watchdog renewal.
+func WithLeaseTime(d time.Duration) MutexOption { return func(c *mutexConfig) { c.leaseTime = d } }
+
+// Mutex is a named lock on the client's quorum: immutable configuration, safe
+// for concurrent use. Each successful Lock or TryLock returns its own Lease.
+type Mutex struct {
+	c     *Client
+	names []string
+	cfg   mutexConfig
+}
+
+// Mutex returns the lock called name.
+func (c *Client) Mutex(name string, opts ...MutexOption) (*Mutex, error) {
+	return c.newMutex([]string{name}, opts)
+}
+
+// MultiLock returns one lock over several resource names: an acquisition
+// holds all of them (each on the client's quorum) or none.
+func (c *Client) MultiLock(names []string, opts ...MutexOption) (*Mutex, error) {
+	if len(names) == 0 {
+		return nil, errors.New("quorum: MultiLock needs at least one name")
+	}
+	return c.newMutex(names, opts)
+}
+
+func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
+	m := &Mutex{c: c, names: append([]string(nil), names...)}
+	for _, o := range opts {
+		o(&m.cfg)
+	}
+	seen := map[string]bool{}
+	for _, n := range m.names {
+		if n == "" {
+			return nil, errors.New("quorum: empty lock name")
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("quorum: lock name %q given twice", n)
+		}
+		seen[n] = true
+	}
+	if strings.ContainsRune(m.cfg.owner, 0) {
+		return nil, errors.New("quorum: owner must not contain a NUL byte")
+	}
+	if m.cfg.leaseTime < 0 {
+		return nil, fmt.Errorf("quorum: negative lease time %v", m.cfg.leaseTime)
+	}
+	if m.cfg.leaseTime > 0 {
+		if err := driftCheck(m.cfg.leaseTime, c.cfg.factor); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Name is the lock's name (names joined by "," for a MultiLock).
+func (m *Mutex) Name() string { return strings.Join(m.names, ",") }
+
+func (m *Mutex) ttl() time.Duration {
+	if m.cfg.leaseTime > 0 {
+		return m.cfg.leaseTime
+	}
+	return m.c.cfg.ttl
+}
+
+func (m *Mutex) owner() string {
+	if m.cfg.owner != "" {
+		return m.cfg.owner
+	}
+	return m.c.next()
+}
+
+// build makes the sub-lock tree of one attempt: one multilock over the nodes
+// per name; for several names, an All multilock over those.
+func (m *Mutex) build(owner string) (*multilock.MultiLock, error) {
+	c := m.c
+	attempt := c.next()
+	opts := []multilock.Option{
+		multilock.WithPolicy(c.cfg.policy),
+		multilock.WithDriftFactor(c.cfg.factor),
+		multilock.WithClock(c.cfg.clock),
+		multilock.WithReleaseTimeout(c.cfg.releaseTimeout),
+		multilock.WithTracker(&c.wg),
+	}
+	perName := func(name string, fencing bool) (*multilock.MultiLock, error) {
+		ls := make([]multilock.Locker, len(c.nodes))
+		for i, n := range c.nodes {
+			ls[i] = n.Lock(name, owner, attempt, fencing)
+		}
+		return multilock.New(ls, append(opts, multilock.WithFencing(fencing))...)
+	}
+	if len(m.names) == 1 {
+		return perName(m.names[0], c.cfg.fencing)
+	}
+	subs := make([]multilock.Locker, len(m.names))
+	for i, name := range m.names {
+		s, err := perName(name, c.cfg.fencing)
+		if err != nil {
+			return nil, err
+		}
+		subs[i] = s
+	}
+	return multilock.New(subs, append(opts, multilock.WithPolicy(All))...)
+}
+
+// try makes one attempt bounded by the attempt timeout.
+func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, time.Duration, error) {
+	if m.c.closed.Load() {
+		return nil, 0, errors.Join(ErrNotObtained, ErrClosed)
+	}
+	ml, err := m.build(owner)
+	if err != nil {
+		return nil, 0, err
+	}
+	actx, cancel := context.WithTimeout(ctx, m.c.cfg.attemptTimeout)
+	defer cancel()
+	_, wait, _, err := ml.Acquire(actx, m.ttl())
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = errors.Join(err, cerr)
+		}
+		return nil, wait, err
+	}
+	return ml, 0, nil
+}
+
+// TryLock tries once, on every node in parallel, and returns a lease or an
+// error wrapping ErrNotObtained (with per-node detail). It never waits for
+// the lock; it takes at most the attempt timeout.
+func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
+	owner := m.owner()
+	ml, _, err := m.try(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	return m.newLease(ml, owner), nil
+}
+
+// Lock waits until the lock is obtained or ctx ends. While it waits it
+// listens for unlock messages on every node (pub/sub) and tries again on the
+// first one; when none arrives (messages are lost when a connection drops)
+// it tries again after the holder's remaining TTL or the jittered retry
+// interval, whichever comes first. A cancelled wait reports
+// errors.Join(ErrNotObtained, ..., ctx.Err()).
+func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
+	owner := m.owner()
+	var (
+		signal  chan struct{}
+		watches []*node.Watch
+		won     bool
+	)
+	defer func() {
+		for _, w := range watches {
+			w.Stop(!won)
+		}
+	}()
+	for {
+		ml, wait, err := m.try(ctx, owner)
+		if err == nil {
+			won = true
+			return m.newLease(ml, owner), nil
+		}
+		if ctx.Err() != nil || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		if watches == nil {
+			signal = make(chan struct{}, 1)
+			for _, n := range m.c.nodes {
+				for _, name := range m.names {
+					watches = append(watches, n.Watch(name, signal, false))
+				}
+			}
+			// An unlock between the failed try and the subscription is
+			// not heard: once subscribed, look again before waiting.
+			m.awaitReady(ctx, watches)
+			continue
+		}
+		delay := jitter(m.c.cfg.retryInterval)
+		if wait > 0 && wait < delay {
+			delay = wait
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-signal:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, errors.Join(err, ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// awaitReady waits until every watch is subscribed, the retry interval
+// passed (a frozen node never confirms), or ctx ended.
+func (m *Mutex) awaitReady(ctx context.Context, watches []*node.Watch) {
+	t := time.NewTimer(m.c.cfg.retryInterval)
+	defer t.Stop()
+	for _, w := range watches {
+		select {
+		case <-w.Ready():
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	// ±20%
+	return d*8/10 + rand.N(d*4/10+1)
+}
