@@ -1,0 +1,288 @@
+package checker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+)
+
+// Verdict is the three-way outcome of one check.
+type Verdict string
+
+const (
+	// Ok: the check ran to the end and found no violation.
+	Ok Verdict = "ok"
+	// Violated: the check found at least one violation; Count and Examples
+	// say how many and which.
+	Violated Verdict = "violated"
+	// Unknown: the check could not decide (operations with unknown outcome,
+	// missing tokens or deadlines, a timeout); Note says why.
+	Unknown Verdict = "unknown"
+)
+
+// Example is one violation: the operations involved and a sentence.
+type Example struct {
+	Ops  []history.OpID `json:"ops"`
+	Note string         `json:"note"`
+}
+
+// Result is the result of one check. Count is the number of violations
+// (its unit is the check's; see each field of [Report]); Examples hold the
+// first few of them.
+type Result struct {
+	Verdict  Verdict   `json:"verdict"`
+	Count    int       `json:"count"`
+	Examples []Example `json:"examples,omitempty"`
+	Note     string    `json:"note,omitempty"`
+}
+
+func (r Result) String() string {
+	s := fmt.Sprintf("%s (%d)", r.Verdict, r.Count)
+	if r.Note != "" {
+		s += ": " + r.Note
+	}
+	return s
+}
+
+// Acquisitions counts acquire attempts by outcome.
+type Acquisitions struct {
+	Attempted int `json:"attempted"`
+	Ok        int `json:"ok"`
+	Failed    int `json:"failed"`
+	Unknown   int `json:"unknown"`
+	// Availability is Ok / Attempted (0 when nothing was attempted).
+	Availability float64 `json:"availability"`
+}
+
+// Latency summarises invoke→complete of Ok acquisitions (nearest-rank
+// percentiles; zero when there were none).
+type Latency struct {
+	Samples int           `json:"samples"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+}
+
+// P50Ms is P50 in milliseconds.
+func (l Latency) P50Ms() float64 { return float64(l.P50) / float64(time.Millisecond) }
+
+// P99Ms is P99 in milliseconds.
+func (l Latency) P99Ms() float64 { return float64(l.P99) / float64(time.Millisecond) }
+
+// LostUpdates is the lost-update check: Count is the number of accepted
+// writes that overwrote a value their writer had not read. Accepted and
+// Final restate the counter's arithmetic: every accepted write should have
+// added one, so Final should equal Accepted; Deficit = Accepted − Final.
+type LostUpdates struct {
+	Result
+	Accepted int   `json:"accepted"`
+	Final    int64 `json:"final"`
+	Deficit  int64 `json:"deficit"`
+}
+
+// Report is the result of every check over one history.
+type Report struct {
+	Ops      int          `json:"ops"`
+	Workers  int          `json:"workers"`
+	Tenures  int          `json:"tenures"`
+	Faults   int          `json:"faults"`
+	Acquires Acquisitions `json:"acquisitions"`
+	Latency  Latency      `json:"acquire_latency"`
+
+	// MutualExclusion: overlapping tenures. Count is the number of pairs of
+	// tenures of different workers that overlap (acquire completion →
+	// release invocation). Never Unknown.
+	MutualExclusion Result `json:"mutual_exclusion"`
+	// LeaseExclusion: the same over the valid part of each tenure (until
+	// its lease's validity deadline): pairs of leases valid at once, which
+	// the lock itself promised never to grant. Unknown when the lock reports
+	// no deadlines.
+	LeaseExclusion Result `json:"lease_exclusion"`
+	// LostUpdates: see [LostUpdates].
+	LostUpdates LostUpdates `json:"lost_updates"`
+	// StaleAccepted: accepted writes that were stale — a token lower than
+	// one already accepted, or written after the writer's lease had expired
+	// and after another holder had written. Unknown when some accepted write
+	// had neither a token nor a deadline to judge it by.
+	StaleAccepted Result `json:"stale_accepted"`
+	// StaleRejected: writes a fenced resource rejected. Always Ok: a
+	// rejection is the fence doing its job; Count says how often.
+	StaleRejected Result `json:"stale_rejected"`
+	// TokenOrder: Ok acquisitions ordered by completion must carry strictly
+	// increasing tokens; Count is the number of acquisitions whose token is
+	// not above every earlier one. Unknown when no acquisition had a token.
+	TokenOrder Result `json:"token_order"`
+	// Register: porcupine's linearizability check of the counter as a
+	// read/write register. Unknown on timeout.
+	Register Result `json:"register"`
+	// CriticalSections: porcupine's linearizability check of each holder's
+	// read-then-write as one atomic compare-and-set. Unknown on timeout.
+	CriticalSections Result `json:"critical_sections"`
+
+	// HistoryError is set when the history failed validation; every check
+	// is then Unknown.
+	HistoryError string `json:"history_error,omitempty"`
+}
+
+// Property groups the checks that bear on one claim.
+type Property string
+
+const (
+	// MutualExclusion: no two workers believed they held the lock at once.
+	MutualExclusion Property = "mutual-exclusion"
+	// LeaseExclusion: no two leases were valid at once.
+	LeaseExclusion Property = "lease-exclusion"
+	// DataIntegrity: the resource's data is what a serial execution would
+	// give — no lost updates, no stale write accepted, both
+	// linearizability checks pass.
+	DataIntegrity Property = "data-integrity"
+	// Fencing: tokens strictly increase and no stale write was accepted.
+	Fencing Property = "fencing"
+	// Safety: all of the above.
+	Safety Property = "safety"
+)
+
+// Properties lists every Property.
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety}
+
+// Summary is the combined outcome of the checks behind a Property.
+type Summary struct {
+	// Verdict is Violated if any check is, else Unknown if any is, else Ok.
+	Verdict Verdict
+	// Violations is the sum of the violated checks' counts.
+	Violations int
+	// Detail names the violated or undecided checks with their counts.
+	Detail string
+}
+
+type namedResult struct {
+	name string
+	r    Result
+}
+
+func (r Report) checks(p Property) []namedResult {
+	me := namedResult{"overlapping tenures", r.MutualExclusion}
+	le := namedResult{"overlapping valid leases", r.LeaseExclusion}
+	lu := namedResult{"lost updates", r.LostUpdates.Result}
+	sa := namedResult{"stale writes accepted", r.StaleAccepted}
+	to := namedResult{"token regressions", r.TokenOrder}
+	rg := namedResult{"register linearizability", r.Register}
+	cs := namedResult{"critical-section linearizability", r.CriticalSections}
+	switch p {
+	case MutualExclusion:
+		return []namedResult{me}
+	case LeaseExclusion:
+		return []namedResult{le}
+	case DataIntegrity:
+		return []namedResult{lu, sa, rg, cs}
+	case Fencing:
+		return []namedResult{to, sa}
+	case Safety:
+		return []namedResult{me, le, lu, sa, to, rg, cs}
+	}
+	return nil
+}
+
+// Summarize combines the checks behind p. An unknown Property is Unknown.
+func (r Report) Summarize(p Property) Summary {
+	checks := r.checks(p)
+	if len(checks) == 0 {
+		return Summary{Verdict: Unknown, Detail: fmt.Sprintf("unknown property %q", p)}
+	}
+	s := Summary{Verdict: Ok}
+	var violated, unknown []string
+	for _, c := range checks {
+		switch c.r.Verdict {
+		case Violated:
+			s.Violations += c.r.Count
+			violated = append(violated, fmt.Sprintf("%d %s", c.r.Count, c.name))
+		case Ok:
+		default:
+			note := c.name + " undecided"
+			if c.r.Note != "" {
+				note += " (" + c.r.Note + ")"
+			}
+			unknown = append(unknown, note)
+		}
+	}
+	switch {
+	case len(violated) > 0:
+		s.Verdict = Violated
+	case len(unknown) > 0:
+		s.Verdict = Unknown
+	}
+	s.Detail = strings.Join(append(violated, unknown...), ", ")
+	return s
+}
+
+type config struct {
+	timeout     time.Duration
+	maxExamples int
+}
+
+// Option configures [Check].
+type Option func(*config)
+
+// WithTimeout bounds each porcupine linearizability check (default 10 s);
+// a check that runs out of time is Unknown. d ≤ 0 keeps the default.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
+// WithMaxExamples sets how many examples each Result keeps (default 5;
+// n < 0 keeps the default, 0 keeps none). Counts are always complete.
+func WithMaxExamples(n int) Option {
+	return func(c *config) {
+		if n >= 0 {
+			c.maxExamples = n
+		}
+	}
+}
+
+// Check runs every check over h.
+func Check(h history.History, opts ...Option) Report {
+	cfg := config{timeout: 10 * time.Second, maxExamples: 5}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ix := newIndex(h)
+	r := Report{
+		Ops:     len(h.Ops),
+		Workers: len(h.Workers()),
+		Tenures: len(ix.tenures),
+		Faults:  len(Windows(h)),
+	}
+	if err := h.Validate(); err != nil {
+		r.HistoryError = err.Error()
+		u := Result{Verdict: Unknown, Note: "history invalid"}
+		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
+		r.TokenOrder, r.Register, r.CriticalSections = u, u, u
+		r.LostUpdates = LostUpdates{Result: u}
+		return r
+	}
+	ex := examples{max: cfg.maxExamples}
+	r.Acquires, r.Latency = acquisitions(h)
+	r.MutualExclusion = checkOverlaps(ix, false, ex)
+	r.LeaseExclusion = checkOverlaps(ix, true, ex)
+	r.LostUpdates = checkLostUpdates(ix, ex)
+	r.StaleAccepted, r.StaleRejected = checkStale(ix, ex)
+	r.TokenOrder = checkTokenOrder(ix, ex)
+	r.Register = checkRegister(h, cfg.timeout)
+	r.CriticalSections = checkCriticalSections(ix, cfg.timeout)
+	return r
+}
+
+// examples collects at most max examples into a Result.
+type examples struct{ max int }
+
+func (e examples) add(r *Result, note string, ops ...history.OpID) {
+	r.Count++
+	if len(r.Examples) < e.max {
+		r.Examples = append(r.Examples, Example{Ops: ops, Note: note})
+	}
+}

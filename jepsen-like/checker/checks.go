@@ -1,0 +1,259 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+)
+
+func acquisitions(h history.History) (Acquisitions, Latency) {
+	var a Acquisitions
+	var d []time.Duration
+	for _, o := range h.Ops {
+		if o.Kind != history.Acquire {
+			continue
+		}
+		a.Attempted++
+		switch o.Outcome {
+		case history.Ok:
+			a.Ok++
+			d = append(d, o.Duration())
+		case history.Fail:
+			a.Failed++
+		default:
+			a.Unknown++
+		}
+	}
+	if a.Attempted > 0 {
+		a.Availability = float64(a.Ok) / float64(a.Attempted)
+	}
+	slices.Sort(d)
+	return a, Latency{Samples: len(d), P50: percentile(d, 0.50), P99: percentile(d, 0.99)}
+}
+
+// percentile is the nearest-rank percentile of sorted d (0 if empty).
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(d)))) - 1
+	return d[min(max(i, 0), len(d)-1)]
+}
+
+func checkOverlaps(ix *index, valid bool, ex examples) Result {
+	if valid && !slices.ContainsFunc(ix.tenures, func(t Tenure) bool { return t.ValidUntil != 0 }) {
+		if len(ix.tenures) == 0 {
+			return Result{Verdict: Ok, Note: "no tenures"}
+		}
+		return Result{Verdict: Unknown, Note: "the lock reported no validity deadlines"}
+	}
+	r := Result{Verdict: Ok}
+	for _, o := range Overlaps(ix.tenures, valid) {
+		ex.add(&r, fmt.Sprintf("worker %d (lease #%d, from %v) and worker %d (lease #%d, from %v) both held the lock%s for %v",
+			o.A.Worker, o.A.Lease, o.A.Start, o.B.Worker, o.B.Lease, o.B.Start, validWord(valid), o.To-o.From),
+			o.A.Lease, o.B.Lease)
+	}
+	if r.Count > 0 {
+		r.Verdict = Violated
+	}
+	return r
+}
+
+func validWord(valid bool) string {
+	if valid {
+		return " with valid leases"
+	}
+	return ""
+}
+
+// resourceOps are the reads and writes in the resource's order: by invoke
+// time (the resource stamps under its lock, so its operations do not
+// overlap), then id.
+func resourceOps(h history.History) []history.Op {
+	var ops []history.Op
+	for _, o := range h.Ops {
+		if o.Kind == history.Read || o.Kind == history.Write {
+			ops = append(ops, o)
+		}
+	}
+	slices.SortStableFunc(ops, func(a, b history.Op) int {
+		return cmp.Or(cmp.Compare(a.Invoke, b.Invoke), cmp.Compare(a.ID, b.ID))
+	})
+	return ops
+}
+
+// checkLostUpdates walks the resource's operations in order, keeping the
+// set of values the counter may hold (one value, unless a write of unknown
+// outcome makes it "old or new"). An accepted write is a lost update when
+// the value its writer read in the same tenure — or, for a write not
+// preceded by a read, value−1 — is not a value the counter may have held
+// just before the write: some other accepted write came in between and was
+// overwritten. A read serves one write.
+func checkLostUpdates(ix *index, ex examples) LostUpdates {
+	r := LostUpdates{Result: Result{Verdict: Ok}}
+	possible := []int64{0}
+	var last history.Op // last accepted write
+	lastRead := map[holder]history.Op{}
+	unknown := 0
+	for _, o := range resourceOps(ix.h) {
+		hd, _ := ix.holderOf(o)
+		switch {
+		case o.Kind == history.Read && o.Outcome == history.Ok:
+			lastRead[hd] = o
+			possible = []int64{o.Value} // the resource showed the real value
+		case o.Kind == history.Write && o.Outcome == history.Unknown:
+			unknown++
+			if !slices.Contains(possible, o.Value) {
+				possible = append(possible, o.Value)
+			}
+			delete(lastRead, hd)
+		case o.Accepted():
+			r.Accepted++
+			based, read := o.Value-1, history.OpID(0)
+			if rd, ok := lastRead[hd]; ok {
+				based, read = rd.Value, rd.ID
+				delete(lastRead, hd)
+			}
+			if !slices.Contains(possible, based) {
+				ops := []history.OpID{}
+				if read != 0 {
+					ops = append(ops, read)
+				}
+				if last.ID != 0 {
+					ops = append(ops, last.ID)
+				}
+				ops = append(ops, o.ID)
+				by := "the initial value"
+				if last.ID != 0 {
+					by = fmt.Sprintf("written by worker %d in #%d", last.Worker, last.ID)
+				}
+				ex.add(&r.Result, fmt.Sprintf("worker %d wrote %d based on %d, but the counter held %d (%s), which was overwritten",
+					o.Worker, o.Value, based, possible[0], by), ops...)
+			}
+			possible = []int64{o.Value}
+			last = o
+		}
+	}
+	r.Final = possible[0]
+	r.Deficit = int64(r.Accepted) - r.Final
+	switch {
+	case r.Count > 0:
+		r.Verdict = Violated
+	case unknown > 0:
+		r.Verdict = Unknown
+		r.Note = fmt.Sprintf("%d writes of unknown outcome", unknown)
+	}
+	if len(possible) > 1 {
+		r.Note = fmt.Sprintf("final value one of %v (writes of unknown outcome)", possible)
+	}
+	return r
+}
+
+// checkStale judges every accepted write: stale when its token is lower
+// than a token already accepted, or when it was written after its lease's
+// validity deadline and after another holder's accepted write that came
+// after this lease was acquired. Rejected writes are counted apart.
+func checkStale(ix *index, ex examples) (accepted, rejected Result) {
+	accepted, rejected = Result{Verdict: Ok}, Result{Verdict: Ok}
+	var hi uint64
+	var hiOp history.Op
+	// The latest accepted write of the two most recent distinct holders:
+	// enough to find "the latest write by someone else".
+	type lastWrite struct {
+		h  holder
+		op history.Op
+	}
+	var recent [2]*lastWrite
+	unjudged := 0
+	for _, o := range resourceOps(ix.h) {
+		if o.Rejected() {
+			ex.add(&rejected, fmt.Sprintf("worker %d's write of %d with token %d was rejected", o.Worker, o.Value, o.Token), o.ID)
+			continue
+		}
+		if !o.Accepted() {
+			continue
+		}
+		hd, ten := ix.holderOf(o)
+		switch {
+		case o.Token > 0 && o.Token < hi:
+			ex.add(&accepted, fmt.Sprintf("worker %d's write with token %d was accepted after token %d (#%d, worker %d)",
+				o.Worker, o.Token, hi, hiOp.ID, hiOp.Worker), hiOp.ID, o.ID)
+		case ten != nil && ten.ValidUntil > 0 && o.Invoke > ten.ValidUntil:
+			var other *lastWrite
+			if recent[0] != nil && recent[0].h != hd {
+				other = recent[0]
+			} else if recent[1] != nil {
+				other = recent[1]
+			}
+			if other != nil && other.op.Invoke > ten.Start {
+				ex.add(&accepted, fmt.Sprintf("worker %d wrote %v after its lease #%d expired, over #%d by worker %d",
+					o.Worker, o.Invoke-ten.ValidUntil, ten.Lease, other.op.ID, other.op.Worker), ten.Lease, other.op.ID, o.ID)
+			}
+		case o.Token == 0 && (ten == nil || ten.ValidUntil == 0):
+			unjudged++
+		}
+		if o.Token > hi {
+			hi, hiOp = o.Token, o
+		}
+		if recent[0] != nil && recent[0].h == hd {
+			recent[0].op = o
+		} else {
+			recent[1] = recent[0]
+			recent[0] = &lastWrite{h: hd, op: o}
+		}
+	}
+	switch {
+	case accepted.Count > 0:
+		accepted.Verdict = Violated
+	case unjudged > 0:
+		accepted.Verdict = Unknown
+		accepted.Note = fmt.Sprintf("%d accepted writes had neither a token nor a lease deadline", unjudged)
+	}
+	if rejected.Count > 0 {
+		rejected.Note = "the fenced resource refused stale tokens"
+	}
+	return accepted, rejected
+}
+
+// checkTokenOrder orders Ok acquisitions by completion and counts those
+// whose token is not above every earlier token (a repeated token counts).
+// Acquisitions without a token are skipped.
+func checkTokenOrder(ix *index, ex examples) Result {
+	var acqs []history.Op
+	for _, as := range ix.acquires {
+		acqs = append(acqs, as...)
+	}
+	slices.SortFunc(acqs, func(a, b history.Op) int {
+		return cmp.Or(cmp.Compare(a.Complete, b.Complete), cmp.Compare(a.ID, b.ID))
+	})
+	r := Result{Verdict: Ok}
+	var hi history.Op
+	without := 0
+	for _, a := range acqs {
+		if a.Token == 0 {
+			without++
+			continue
+		}
+		if a.Token <= hi.Token {
+			ex.add(&r, fmt.Sprintf("worker %d got token %d at %v, after worker %d got %d at %v",
+				a.Worker, a.Token, a.Complete, hi.Worker, hi.Token, hi.Complete), hi.ID, a.ID)
+			continue
+		}
+		hi = a
+	}
+	switch {
+	case r.Count > 0:
+		r.Verdict = Violated
+	case len(acqs) > 0 && without == len(acqs):
+		r.Verdict = Unknown
+		r.Note = "no acquisition carried a fencing token"
+	}
+	if without > 0 && without < len(acqs) {
+		r.Note = fmt.Sprintf("%d of %d acquisitions carried no token", without, len(acqs))
+	}
+	return r
+}

@@ -1,0 +1,81 @@
+// Package checker decides, from a recorded history, whether a lock kept
+// mutual exclusion and whether the resource it protected stayed correct.
+//
+// Every check returns a three-way [Result] — [Ok], [Violated] or [Unknown] —
+// with a count and the first few offending operations, never a bare bool.
+// [Check] runs them all and returns a [Report]; [Report.Summarize] combines
+// the checks behind a claim ([Property]).
+//
+// # Definitions
+//
+// The workload (see package resource): a worker acquires the lock, reads the
+// counter, writes the value it read plus one with its fencing token, and
+// releases. The counter starts at 0. The resource's operations are stamped
+// under its own lock, so they are disjoint in time and "the resource's order"
+// is their invoke order.
+//
+// Tenure. From the completion of an Ok acquire to the invocation of the
+// release of that lease (Op.Lease; without one, the worker's latest
+// unreleased Ok acquire). A worker holds one lease at a time, so a tenure
+// that is never released ends where the same worker invokes its next
+// acquire, or at the history's end. Its validity deadline is the largest
+// ValidUntil of the acquire and of the Ok extends completed within it. See
+// [Tenures].
+//
+// Overlapping tenures (Report.MutualExclusion). Two tenures of different
+// workers overlap when their half-open intervals [Start, End) intersect;
+// Count is the number of overlapping pairs. This is mutual exclusion as the
+// clients experienced it: a client paused past its lease still believes it
+// holds the lock (Kleppmann's scenario), so a correct lease-based lock can
+// fail it and only fencing protects the data. Never Unknown: tenures are
+// made of what the workers themselves observed.
+//
+// Overlapping valid leases (Report.LeaseExclusion). The same over [Start,
+// min(End, ValidUntil)): two leases valid at the same time, which the lock
+// promised never to grant (the Redlock spec's safety property). Failover
+// without WAIT, restart without persistence and clock jumps break it; a
+// client pause does not. Unknown when the lock reports no deadlines.
+//
+// Lost updates (Report.LostUpdates). Walk the resource's operations in
+// order, knowing the counter's value (or, after a write of unknown outcome,
+// its possible values). An accepted write w is a lost update when the value
+// its writer read — the latest read of the same holder (lease) before w,
+// each read serving one write; for a write with no such read, w.Value−1 —
+// is not the value the counter held just before w: an accepted write of
+// someone else came in between and w overwrote it. Count is the number of
+// such writes. Deficit = accepted writes − final value, the number of
+// increments missing from the counter. Unknown when there are writes of
+// unknown outcome and no lost update was found.
+//
+// Stale writes (Report.StaleAccepted, Report.StaleRejected). An accepted
+// write is stale when (a) it presented a token lower than a token the
+// resource had already accepted, or (b) it was invoked after its lease's
+// validity deadline and after an accepted write of another holder made
+// since this lease was acquired. StaleAccepted counts them (an unfenced
+// resource lets them through); it is Unknown when some accepted write had
+// neither a token nor a deadline to judge it by. StaleRejected counts the
+// writes a fenced resource rejected, always Ok.
+//
+// Token monotonicity (Report.TokenOrder). Ok acquisitions ordered by
+// completion time must carry strictly increasing tokens. An acquisition
+// whose token is not above every earlier one is a regression (a repeated
+// token counts: two holders with one token defeat fencing). Acquisitions
+// without a token are skipped; Unknown when none had one.
+//
+// Availability and latency (Report.Acquires, Report.Latency). Availability
+// is Ok acquisitions / attempted acquisitions. Latency is invoke→complete of
+// Ok acquisitions, nearest-rank p50 and p99.
+//
+// Linearizability (Report.Register, Report.CriticalSections), checked with
+// porcupine against a register model that starts at 0. Register: Ok reads
+// and accepted writes as register operations — a sanity check of the
+// resource and the recording, which must pass for the in-process resource.
+// CriticalSections: each accepted write with the read before it in the same
+// tenure as one compare-and-set (read value → written value) over [read
+// invoke, write complete]; two critical sections that overlap and both
+// succeed cannot be linearized. In both, a write of unknown outcome may take
+// effect at any time after its invoke, rejected writes are left out, and a
+// final read of the value the resource ended with is appended (unless
+// unknown writes make it uncertain). Each porcupine run is bounded by
+// [WithTimeout]; running out of time is Unknown.
+package checker
