@@ -209,8 +209,16 @@ type answer struct {
 func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration,
 	call func(ctx context.Context, l Locker) (vote, bool, error),
 	decide func(a answer) bool, late func(a answer)) {
+	// A per-node deadline at or past the caller's adds nothing: skip it.
+	own := true
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= perNode {
+		own = false
+	}
 	one := func(ctx context.Context, i int) answer {
-		nctx, cancel := context.WithTimeout(ctx, perNode)
+		nctx, cancel := ctx, context.CancelFunc(func() {})
+		if own {
+			nctx, cancel = context.WithTimeout(ctx, perNode)
+		}
 		t0 := m.cfg.clock.Now()
 		v, ok, err := call(nctx, m.lockers[i])
 		rtt := m.cfg.clock.Now().Sub(t0)

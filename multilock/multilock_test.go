@@ -228,8 +228,10 @@ func TestFencingWritesBackMax(t *testing.T) {
 	// A previous holder wrote 41 back to a majority.
 	ns[1].set(func(n *fakeNode) { n.stored = 41 })
 	ns[2].set(func(n *fakeNode) { n.stored = 41 })
-	m := newML(t, lockers(ns, "a"), WithFencing(true))
+	var wg sync.WaitGroup
+	m := newML(t, lockers(ns, "a"), WithFencing(true), WithTracker(&wg))
 	ok, _, tok, err := m.Acquire(t.Context(), time.Second)
+	wg.Wait()
 	if !ok || tok != 42 || m.Token() != 42 {
 		t.Fatalf("token %d (%v, %v), want 42", tok, ok, err)
 	}
@@ -247,6 +249,7 @@ func TestFencingWritesBackMax(t *testing.T) {
 	if _, err := m.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	wg.Wait()
 	m2 := newML(t, lockers(ns[:2], "b"), WithFencing(true))
 	if _, _, tok2, err := m2.Acquire(t.Context(), time.Second); tok2 <= tok {
 		t.Fatalf("next token %d not above %d (%v)", tok2, tok, err)
@@ -256,9 +259,9 @@ func TestFencingWritesBackMax(t *testing.T) {
 // MultiLocks nest: a MultiLock (All) over two RedLocks.
 func TestNested(t *testing.T) {
 	a, b := fakeNodes(3), fakeNodes(3)
-	ra := newML(t, lockers(a, "x"))
-	rb := newML(t, lockers(b, "x"))
 	var wg sync.WaitGroup
+	ra := newML(t, lockers(a, "x"), WithTracker(&wg))
+	rb := newML(t, lockers(b, "x"), WithTracker(&wg))
 	outer := newML(t, []Locker{ra, rb}, WithPolicy(All), WithTracker(&wg))
 	if ok, _, _, err := outer.Acquire(t.Context(), time.Second); !ok {
 		t.Fatal(err)
@@ -281,8 +284,8 @@ func TestNested(t *testing.T) {
 	// One member unobtainable: the whole fails and the other is released.
 	b[0].set(func(n *fakeNode) { n.down = true })
 	b[1].set(func(n *fakeNode) { n.down = true })
-	ra2 := newML(t, lockers(a, "y"))
-	rb2 := newML(t, lockers(b, "y"))
+	ra2 := newML(t, lockers(a, "y"), WithTracker(&wg))
+	rb2 := newML(t, lockers(b, "y"), WithTracker(&wg))
 	outer2 := newML(t, []Locker{ra2, rb2}, WithPolicy(All), WithTracker(&wg))
 	if ok, _, _, _ := outer2.Acquire(t.Context(), time.Second); ok {
 		t.Fatal("outer acquired with a member down")

@@ -15,17 +15,17 @@ local function rearm()
     redis.call('pexpire', KEYS[1], ARGV[2])
   end
 end
--- This attempt already holds it (a retried call whose reply was lost):
--- answer again without counting twice.
-if redis.call('hexists', KEYS[1], att) == 1 then
-  rearm()
-  return {1, fence(false)}
-end
 -- Free: create with count 1.
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('hset', KEYS[1], ARGV[1], 1, att, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, fence(true)}
+end
+-- This attempt already holds it (a retried call whose reply was lost):
+-- answer again without counting twice.
+if redis.call('hexists', KEYS[1], att) == 1 then
+  rearm()
+  return {1, fence(false)}
 end
 -- Held by the same owner: reentrant, count + 1.
 if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then

@@ -15,6 +15,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // one client each; everything is stopped in t.Cleanup.
 func cluster(t *testing.T, n int) ([]*localredis.Server, []redis.UniversalClient) {
 	t.Helper()
+	return benchCluster(t, n)
+}
+
+func benchCluster(t testing.TB, n int) ([]*localredis.Server, []redis.UniversalClient) {
+	t.Helper()
 	servers := localredis.StartNT(t, n, localredis.Config{})
 	clients := make([]redis.UniversalClient, n)
 	for i, s := range servers {

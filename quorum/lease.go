@@ -30,27 +30,42 @@ type Lease struct {
 	ttl      time.Duration
 	watchdog bool
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-
 	mu       sync.Mutex
 	unlocked bool
-	expiry   *time.Timer   // fixed lease time: fires at the validity's end
-	stop     chan struct{} // watchdog: closed by Unlock
-	wg       sync.WaitGroup
+	cause    error // why the lease ended; nil while it holds
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	// timer drives the watchdog (renew every ttl/3) or, for a fixed lease
+	// time, fires at the validity's end. A timer instead of a goroutine per
+	// lease: nothing runs between renewals, and Unlock only stops it.
+	timer    *time.Timer
+	renewing sync.WaitGroup
 }
 
 func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
 	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0}
-	l.ctx, l.cancel = context.WithCancelCause(context.Background())
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.watchdog {
-		l.stop = make(chan struct{})
-		l.wg.Add(1)
-		go l.renew()
+		l.timer = time.AfterFunc(l.ttl/3, l.renew)
 	} else {
-		l.expiry = time.AfterFunc(time.Until(ml.Until()), func() { l.cancel(ErrLeaseExpired) })
+		l.timer = time.AfterFunc(time.Until(ml.Until()), func() { l.end(ErrLeaseExpired) })
 	}
 	return l
+}
+
+// end records why the lease ended (the first reason wins) and cancels its
+// context if one was handed out.
+func (l *Lease) end(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cause != nil {
+		return
+	}
+	l.cause = cause
+	if l.cancel != nil {
+		l.cancel(cause)
+	}
 }
 
 // Until is the end of the lease's validity on the client's monotonic clock:
@@ -68,20 +83,29 @@ func (l *Lease) Owner() string { return l.owner }
 // Name is the lock's name.
 func (l *Lease) Name() string { return l.m.Name() }
 
-// Done is closed when the lease ends: unlocked, lost or expired.
-func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
-
 // Context is cancelled when the lease ends; context.Cause tells why
 // (ErrUnlocked, ErrLeaseLost or ErrLeaseExpired). Run the critical section
 // under it so it stops when the lock is no longer held.
-func (l *Lease) Context() context.Context { return l.ctx }
+func (l *Lease) Context() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithCancelCause(context.Background())
+		if l.cause != nil {
+			l.cancel(l.cause)
+		}
+	}
+	return l.ctx
+}
+
+// Done is closed when the lease ends: unlocked, lost or expired.
+func (l *Lease) Done() <-chan struct{} { return l.Context().Done() }
 
 // Err is nil while the lease holds, else why it ended.
 func (l *Lease) Err() error {
-	if l.ctx.Err() == nil {
-		return nil
-	}
-	return context.Cause(l.ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cause
 }
 
 // Extend renews the lease to its TTL now, on a quorum, within its current
@@ -94,8 +118,8 @@ func (l *Lease) Extend(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	if l.expiry != nil && !l.unlocked {
-		l.expiry.Reset(time.Until(l.ml.Until()))
+	if !l.watchdog && !l.unlocked && l.cause == nil {
+		l.timer.Reset(time.Until(l.ml.Until()))
 	}
 	l.mu.Unlock()
 	return nil
@@ -113,14 +137,9 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		return errors.New("quorumlock: lease already unlocked")
 	}
 	l.unlocked = true
-	if l.expiry != nil {
-		l.expiry.Stop()
-	}
-	if l.stop != nil {
-		close(l.stop)
-	}
+	l.timer.Stop()
 	l.mu.Unlock()
-	l.wg.Wait()
+	l.renewing.Wait() // a renewal under way finishes first
 
 	ended := l.Err()
 	if ctx.Err() != nil {
@@ -129,50 +148,53 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		defer cancel()
 	}
 	_, err := l.ml.Release(ctx)
-	l.cancel(ErrUnlocked)
+	l.end(ErrUnlocked)
 	if ended != nil {
 		return errors.Join(ended, err)
 	}
 	return err
 }
 
-// renew is the watchdog: every ttl/3 it extends the lease on a quorum. When
-// an extension fails it tries again (at most every ttl/10) until the validity
-// ends; then, or at once when a quorum says the lock is no longer ours, the
-// lease is lost and its context cancelled. It never re-acquires.
+// renew is the watchdog's tick, run by the timer every ttl/3: it extends the
+// lease on a quorum. When an extension fails it tries again (at most every
+// ttl/10) until the validity ends; then, or at once when a quorum says the
+// lock is no longer ours, the lease is lost. It never re-acquires.
 func (l *Lease) renew() {
-	defer l.wg.Done()
-	interval := l.ttl / 3
-	retry := max(l.ttl/10, time.Millisecond)
-	t := time.NewTimer(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		until := l.ml.Until()
-		if !l.m.c.cfg.clock.Now().Before(until) {
-			l.cancel(ErrLeaseLost)
-			return
-		}
-		ctx, cancel := context.WithDeadline(context.Background(), until)
-		_, err := l.ml.Extend(ctx, l.ttl)
-		cancel()
-		switch {
-		case err == nil:
-			t.Reset(interval)
-		case errors.Is(err, multilock.ErrLost), errors.Is(err, multilock.ErrExpired):
-			l.cancel(fmt.Errorf("%w: %w", ErrLeaseLost, err))
-			return
-		default:
-			left := l.ml.Until().Sub(l.m.c.cfg.clock.Now())
-			if left <= 0 {
-				l.cancel(fmt.Errorf("%w: %w", ErrLeaseLost, err))
-				return
-			}
-			t.Reset(min(retry, left))
-		}
+	l.mu.Lock()
+	if l.unlocked || l.cause != nil {
+		l.mu.Unlock()
+		return
 	}
+	l.renewing.Add(1)
+	l.mu.Unlock()
+	defer l.renewing.Done()
+
+	clock := l.m.c.cfg.clock
+	until := l.ml.Until()
+	if !clock.Now().Before(until) {
+		l.end(ErrLeaseLost)
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), until)
+	_, err := l.ml.Extend(ctx, l.ttl)
+	cancel()
+	next := l.ttl / 3
+	switch {
+	case err == nil:
+	case errors.Is(err, multilock.ErrLost), errors.Is(err, multilock.ErrExpired):
+		l.end(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+		return
+	default:
+		left := l.ml.Until().Sub(clock.Now())
+		if left <= 0 {
+			l.end(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+			return
+		}
+		next = min(max(l.ttl/10, time.Millisecond), left)
+	}
+	l.mu.Lock()
+	if !l.unlocked {
+		l.timer.Reset(next)
+	}
+	l.mu.Unlock()
 }

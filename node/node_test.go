@@ -1,0 +1,266 @@
+package node
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T) (*localredis.Server, *Node) {
+	t.Helper()
+	s := localredis.StartT(t, localredis.Config{})
+	c := s.Client()
+	t.Cleanup(func() { _ = c.Close() })
+	n, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	return s, n
+}
+
+func TestKeysShareOneClusterSlot(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	n, _ := New(c)
+	for _, name := range []string{"orders/42", "a{b}c", "x"} {
+		k := n.Keys(name)
+		if hashTag(k.Lock) != hashTag(k.Fence) || hashTag(k.Lock) != hashTag(k.Channel) {
+			t.Fatalf("%q: keys %v do not share a hash tag", name, k)
+		}
+	}
+}
+
+// hashTag is the part of a key Redis Cluster hashes.
+func hashTag(key string) string {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '{' {
+			for j := i + 1; j < len(key); j++ {
+				if key[j] == '}' {
+					if j > i+1 {
+						return key[i+1 : j]
+					}
+					return key
+				}
+			}
+			return key
+		}
+	}
+	return key
+}
+
+func TestAcquireScript(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a1 := n.Lock("l", "alice", "att-1", true)
+	ok, _, fence, err := a1.Acquire(ctx, time.Second)
+	if !ok || err != nil || fence != 1 {
+		t.Fatalf("first acquire: %v %d %v", ok, fence, err)
+	}
+	// A retried call of the same attempt (lost reply): granted again, counted once.
+	ok, _, fence2, err := a1.Acquire(ctx, time.Second)
+	if !ok || err != nil || fence2 != 1 {
+		t.Fatalf("retried acquire: %v %d %v", ok, fence2, err)
+	}
+	st, _ := n.Inspect(ctx, "l")
+	if st.Holders["alice"] != 1 || st.Attempts != 1 {
+		t.Fatalf("after a retried call: %+v, want count 1", st)
+	}
+	// Another attempt of the same owner: reentrant, count 2.
+	a2 := n.Lock("l", "alice", "att-2", true)
+	if ok, _, _, _ := a2.Acquire(ctx, time.Second); !ok {
+		t.Fatal("reentrant acquire refused")
+	}
+	st, _ = n.Inspect(ctx, "l")
+	if st.Holders["alice"] != 2 {
+		t.Fatalf("reentrant count %d, want 2", st.Holders["alice"])
+	}
+	// Another owner: refused with the remaining TTL.
+	b := n.Lock("l", "bob", "att-3", true)
+	ok, rem, _, err := b.Acquire(ctx, time.Second)
+	if ok || err != nil || rem <= 0 || rem > time.Second {
+		t.Fatalf("other owner: granted=%v remaining=%v err=%v", ok, rem, err)
+	}
+	// Non-owners cannot release or extend.
+	if ok, _ := b.Release(ctx); ok {
+		t.Fatal("non-owner released")
+	}
+	if ok, _ := b.Extend(ctx, time.Second); ok {
+		t.Fatal("non-owner extended")
+	}
+	if ok, _ := b.Fence(ctx, 99); ok {
+		t.Fatal("non-owner wrote a fencing token")
+	}
+	// Releasing one attempt keeps the other's share.
+	if ok, _ := a1.Release(ctx); !ok {
+		t.Fatal("release of attempt 1 failed")
+	}
+	if ok, _ := a1.Release(ctx); ok {
+		t.Fatal("attempt 1 released twice")
+	}
+	if ok, _, _, _ := b.Acquire(ctx, time.Second); ok {
+		t.Fatal("lock free while attempt 2 holds a share")
+	}
+	if ok, _ := a2.Fence(ctx, 7); !ok {
+		t.Fatal("holder could not write its token")
+	}
+	if ok, _ := a2.Fence(ctx, 3); !ok {
+		t.Fatal("fence write refused")
+	}
+	st, _ = n.Inspect(ctx, "l")
+	if st.Fence != 7 {
+		t.Fatalf("fence counter %d, want 7 (set-if-greater)", st.Fence)
+	}
+	if ok, _ := a2.Release(ctx); !ok {
+		t.Fatal("release of attempt 2 failed")
+	}
+	st, _ = n.Inspect(ctx, "l")
+	if st.Present {
+		t.Fatalf("lock still present after all shares released: %+v", st)
+	}
+	ok, _, fence, _ = b.Acquire(ctx, time.Second)
+	if !ok || fence != 8 {
+		t.Fatalf("next holder: granted=%v fence=%d, want 8", ok, fence)
+	}
+}
+
+func TestExpiryAndExtend(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("e", "alice", "1", false)
+	if ok, _, _, _ := a.Acquire(ctx, 200*time.Millisecond); !ok {
+		t.Fatal("acquire")
+	}
+	if ok, _ := a.Extend(ctx, 2*time.Second); !ok {
+		t.Fatal("extend")
+	}
+	st, _ := n.Inspect(ctx, "e")
+	if st.TTL < time.Second {
+		t.Fatalf("ttl after extend %v", st.TTL)
+	}
+	b := n.Lock("f", "bob", "2", false)
+	if ok, _, _, _ := b.Acquire(ctx, 100*time.Millisecond); !ok {
+		t.Fatal("acquire f")
+	}
+	time.Sleep(250 * time.Millisecond)
+	if ok, _ := b.Extend(ctx, time.Second); ok {
+		t.Fatal("extend after expiry re-acquired the lock")
+	}
+	if st, _ := n.Inspect(ctx, "f"); st.Present {
+		t.Fatal("expired lock present")
+	}
+}
+
+func TestReleasePublishesAndWatchWakes(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("w", "alice", "1", false)
+	if ok, _, _, _ := a.Acquire(ctx, 5*time.Second); !ok {
+		t.Fatal("acquire")
+	}
+	sig1 := make(chan struct{}, 1)
+	sig2 := make(chan struct{}, 1)
+	w1 := n.Watch("w", sig1, false)
+	w2 := n.Watch("w", sig2, false)
+	for _, w := range []*Watch{w1, w2} {
+		select {
+		case <-w.Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatal("subscription not confirmed")
+		}
+	}
+	if ok, _ := a.Release(ctx); !ok {
+		t.Fatal("release")
+	}
+	select {
+	case <-sig1:
+	case <-time.After(5 * time.Second):
+		t.Fatal("first waiter not woken")
+	}
+	select {
+	case <-sig2:
+		t.Fatal("second waiter woken too: want only the longest-waiting one")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// The first waiter gives up without taking the lock: its wake-up passes on.
+	w1.Stop(true)
+	select {
+	case <-sig2:
+	case <-time.After(5 * time.Second):
+		t.Fatal("wake-up not handed on when the woken waiter left")
+	}
+	w2.Stop(false)
+}
+
+func TestForceRelease(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("fr", "alice", "1", false)
+	if ok, _, _, _ := a.Acquire(ctx, 5*time.Second); !ok {
+		t.Fatal("acquire")
+	}
+	sig := make(chan struct{}, 1)
+	w := n.Watch("fr", sig, false)
+	defer w.Stop(false)
+	<-w.Ready()
+	if ok, err := n.ForceRelease(ctx, "fr"); !ok || err != nil {
+		t.Fatalf("force release: %v %v", ok, err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("force release did not wake the waiter")
+	}
+	if ok, _ := n.ForceRelease(ctx, "fr"); ok {
+		t.Fatal("force release of a free lock reported removal")
+	}
+}
+
+// With ContextTimeoutEnabled off, calls are wrapped so a frozen node still
+// answers by the caller's deadline.
+func TestDeadlineHoldsWithoutContextTimeout(t *testing.T) {
+	s := localredis.StartT(t, localredis.Config{})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), ReadTimeout: 2 * time.Second, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	n, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.guarded {
+		t.Fatal("client without ContextTimeoutEnabled not guarded")
+	}
+	if err := c.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, _, err = n.Lock("g", "o", "1", false).Acquire(ctx, time.Second)
+	took := time.Since(start)
+	_ = s.Resume()
+	if err == nil {
+		t.Fatal("acquire on a frozen node succeeded")
+	}
+	if took > time.Second {
+		t.Fatalf("deadline did not hold: %v", took)
+	}
+	// Let the abandoned call finish before the leak check.
+	time.Sleep(2500 * time.Millisecond)
+}
+
+func TestParseInfo(t *testing.T) {
+	m := ParseInfo("# Server\r\nredis_version:7.0.15\r\nrun_id:abc\r\n\r\n# Other\r\nuptime_in_seconds:12\r\n")
+	if m["redis_version"] != "7.0.15" || m["run_id"] != "abc" || m["uptime_in_seconds"] != "12" {
+		t.Fatalf("%v", m)
+	}
+}

@@ -1,0 +1,50 @@
+package quorum
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// The node handle is what the core drives; the core is itself a sub-lock.
+var (
+	_ multilock.Locker = (*node.Lock)(nil)
+	_ multilock.Fencer = (*node.Lock)(nil)
+	_ multilock.Locker = (*multilock.MultiLock)(nil)
+)
+
+// The library packages must never pull in the chaos suite or its tools, and
+// the core must stay ignorant of Redis.
+func TestLibraryImports(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not in PATH")
+	}
+	forbidden := []string{"toxiproxy", "testcontainers", "/chaos", "jepsen-like", "/localredis", "/cmd/"}
+	for _, pkg := range []string{"drift", "node", "multilock", "quorum"} {
+		out, err := exec.Command(goBin, "list", "-deps", "github.com/quorumlock/quorumlock/"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		deps := strings.Fields(string(out))
+		for _, d := range deps {
+			for _, f := range forbidden {
+				if strings.Contains(d, f) {
+					t.Errorf("%s imports %s", pkg, d)
+				}
+			}
+			if (pkg == "multilock" || pkg == "drift") && strings.Contains(d, "go-redis") {
+				t.Errorf("%s imports Redis (%s); it must drive the Locker interface only", pkg, d)
+			}
+			if pkg == "multilock" && strings.HasSuffix(d, "quorumlock/node") {
+				t.Errorf("multilock imports node")
+			}
+			if pkg == "node" && strings.HasSuffix(d, "quorumlock/multilock") {
+				t.Errorf("node imports multilock")
+			}
+		}
+	}
+}
