@@ -487,3 +487,15 @@ func TestLinearizabilityTimeoutIsUnknown(t *testing.T) {
 		t.Fatalf("Check took %v despite a 200ms budget per porcupine run", el)
 	}
 }
+
+func TestWithoutLinearizability(t *testing.T) {
+	var b hb
+	b.tenure(0, 0, 1, 0)
+	r := Check(b.h(), WithoutLinearizability())
+	if r.Register.Verdict != Unknown || r.CriticalSections.Verdict != Unknown || r.Register.Note != "skipped" {
+		t.Errorf("register %v, critical sections %v", r.Register, r.CriticalSections)
+	}
+	if r.MutualExclusion.Verdict != Ok || r.LostUpdates.Accepted != 1 {
+		t.Errorf("the other checks did not run: %+v", r)
+	}
+}

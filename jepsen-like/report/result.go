@@ -1,0 +1,178 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+)
+
+// Verdict says what one row's run did to the claim it tested.
+type Verdict string
+
+const (
+	// Reproduced: the run behaved as the claim predicts — violations seen
+	// where the claim says the configuration is unsafe, none where it says
+	// it is safe.
+	Reproduced Verdict = "reproduced"
+	// Refuted: the run contradicted the prediction — violations where the
+	// claim says safe, or none where it says unsafe (for an unsafe claim
+	// this means "not reproduced by this run": the faults may have been too
+	// weak or too short).
+	Refuted Verdict = "refuted"
+	// NotApplicable: the run cannot speak to the claim — no successful
+	// acquisition, an invalid history, or the relevant checks undecided.
+	NotApplicable Verdict = "not-applicable"
+)
+
+// Result is one row of the matrix: one mode × one scenario. The JSON field
+// names are part of the report's format.
+type Result struct {
+	Mode     string `json:"mode"`
+	Scenario string `json:"scenario"`
+	// Claim is the statement tested, naming its source in the literature.
+	Claim string `json:"claim"`
+	// Property names the checks that count as evidence for or against the
+	// claim (a checker.Property).
+	Property string `json:"property"`
+
+	// Acquisitions is the number of successful acquisitions; Attempts all
+	// acquire calls; Failures those that did not succeed (failed or of
+	// unknown outcome), Unknown the latter alone.
+	Acquisitions int `json:"acquisitions"`
+	Attempts     int `json:"attempts"`
+	Failures     int `json:"failures"`
+	Unknown      int `json:"unknown"`
+	Faults       int `json:"faults"`
+
+	// Violations is the number of overlapping tenure pairs (mutual
+	// exclusion as the clients saw it); ValidOverlaps the pairs of leases
+	// that were valid at once.
+	Violations       int `json:"violations"`
+	ValidOverlaps    int `json:"valid_overlaps"`
+	LostUpdates      int `json:"lost_updates"`
+	StaleAccepted    int `json:"stale_accepted"`
+	StaleRejected    int `json:"stale_rejected"`
+	TokenRegressions int `json:"token_regressions"`
+	// Linearizable is the combined porcupine verdict of the register and
+	// critical-section checks: ok, violated or unknown.
+	Linearizable string `json:"linearizable"`
+
+	Availability float64 `json:"availability"`
+	AcquireP50Ms float64 `json:"acquire_p50_ms"`
+	AcquireP99Ms float64 `json:"acquire_p99_ms"`
+
+	// ExpectedSafe is what the claim predicts for this mode and scenario.
+	ExpectedSafe bool    `json:"expected_safe"`
+	Verdict      Verdict `json:"verdict"`
+	// VerdictNote explains the verdict with counts.
+	VerdictNote string `json:"verdict_note"`
+
+	// Timeline, when set, is drawn in the HTML page. Not part of the JSON.
+	Timeline *Timeline `json:"-"`
+}
+
+// FromReport fills a row from a checker report: the counts, the latency,
+// and the verdict on the claim given what it expects.
+func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker.Report) Result {
+	prop := claim.Property
+	if prop == "" {
+		prop = checker.Safety
+	}
+	res := Result{
+		Mode:             mode,
+		Scenario:         scenario,
+		Claim:            claim.String(),
+		Property:         string(prop),
+		Acquisitions:     r.Acquires.Ok,
+		Attempts:         r.Acquires.Attempted,
+		Failures:         r.Acquires.Failed + r.Acquires.Unknown,
+		Unknown:          r.Acquires.Unknown,
+		Faults:           r.Faults,
+		Violations:       r.MutualExclusion.Count,
+		ValidOverlaps:    r.LeaseExclusion.Count,
+		LostUpdates:      r.LostUpdates.Count,
+		StaleAccepted:    r.StaleAccepted.Count,
+		StaleRejected:    r.StaleRejected.Count,
+		TokenRegressions: r.TokenOrder.Count,
+		Linearizable:     string(combine(r.Register.Verdict, r.CriticalSections.Verdict)),
+		Availability:     r.Acquires.Availability,
+		AcquireP50Ms:     r.Latency.P50Ms(),
+		AcquireP99Ms:     r.Latency.P99Ms(),
+		ExpectedSafe:     expectedSafe,
+	}
+	res.Verdict, res.VerdictNote = judge(expectedSafe, prop, r)
+	return res
+}
+
+// WithTimeline returns r with a timeline of the history it was checked on,
+// for the HTML page.
+func (r Result) WithTimeline(h history.History) Result {
+	r.Timeline = NewTimeline(h)
+	return r
+}
+
+func combine(vs ...checker.Verdict) checker.Verdict {
+	out := checker.Ok
+	for _, v := range vs {
+		switch {
+		case v == checker.Violated:
+			return checker.Violated
+		case v != checker.Ok:
+			out = checker.Unknown
+		}
+	}
+	return out
+}
+
+func judge(expectedSafe bool, p checker.Property, r checker.Report) (Verdict, string) {
+	if r.HistoryError != "" {
+		return NotApplicable, "invalid history: " + r.HistoryError
+	}
+	if r.Acquires.Ok == 0 {
+		return NotApplicable, fmt.Sprintf("no successful acquisition in %d attempts: nothing to judge", r.Acquires.Attempted)
+	}
+	s := r.Summarize(p)
+	n := r.Acquires.Ok
+	switch s.Verdict {
+	case checker.Violated:
+		if expectedSafe {
+			return Refuted, fmt.Sprintf("expected safe (%s), observed %s in %d acquisitions", p, s.Detail, n)
+		}
+		return Reproduced, fmt.Sprintf("expected unsafe (%s), observed %s in %d acquisitions", p, s.Detail, n)
+	case checker.Ok:
+		if expectedSafe {
+			return Reproduced, fmt.Sprintf("expected safe (%s), no violation in %d acquisitions", p, n)
+		}
+		return Refuted, fmt.Sprintf("expected unsafe (%s), but no violation in %d acquisitions: not reproduced by this run", p, n)
+	}
+	return NotApplicable, fmt.Sprintf("%s undecided: %s", p, s.Detail)
+}
+
+// Matrix is the report of a run of modes × scenarios.
+type Matrix struct {
+	// Seed made the run's random choices (fault timing, worker delays).
+	Seed    int64    `json:"seed"`
+	Results []Result `json:"results"`
+}
+
+// WriteJSON writes the matrix as indented JSON: {"seed": …, "results": […]}.
+func (m Matrix) WriteJSON(w io.Writer) error {
+	if m.Results == nil {
+		m.Results = []Result{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m)
+}
+
+// ReadJSON reads a matrix written by WriteJSON.
+func ReadJSON(r io.Reader) (Matrix, error) {
+	var m Matrix
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		return Matrix{}, fmt.Errorf("report: decode: %w", err)
+	}
+	return m, nil
+}
