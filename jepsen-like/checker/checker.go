@@ -157,18 +157,19 @@ type Summary struct {
 }
 
 type namedResult struct {
-	name string
-	r    Result
+	name    string // what is counted, or the check's name when verdictOnly
+	r       Result
+	verdict bool // a yes/no check: report "violated", not a count
 }
 
 func (r Report) checks(p Property) []namedResult {
-	me := namedResult{"overlapping tenures", r.MutualExclusion}
-	le := namedResult{"overlapping valid leases", r.LeaseExclusion}
-	lu := namedResult{"lost updates", r.LostUpdates.Result}
-	sa := namedResult{"stale writes accepted", r.StaleAccepted}
-	to := namedResult{"token regressions", r.TokenOrder}
-	rg := namedResult{"register linearizability", r.Register}
-	cs := namedResult{"critical-section linearizability", r.CriticalSections}
+	me := namedResult{name: "overlapping tenures", r: r.MutualExclusion}
+	le := namedResult{name: "overlapping valid leases", r: r.LeaseExclusion}
+	lu := namedResult{name: "lost updates", r: r.LostUpdates.Result}
+	sa := namedResult{name: "stale writes accepted", r: r.StaleAccepted}
+	to := namedResult{name: "token regressions", r: r.TokenOrder}
+	rg := namedResult{name: "register linearizability", r: r.Register, verdict: true}
+	cs := namedResult{name: "critical-section linearizability", r: r.CriticalSections, verdict: true}
 	switch p {
 	case MutualExclusion:
 		return []namedResult{me}
@@ -196,7 +197,11 @@ func (r Report) Summarize(p Property) Summary {
 		switch c.r.Verdict {
 		case Violated:
 			s.Violations += c.r.Count
-			violated = append(violated, fmt.Sprintf("%d %s", c.r.Count, c.name))
+			if c.verdict {
+				violated = append(violated, c.name+" violated")
+			} else {
+				violated = append(violated, fmt.Sprintf("%d %s", c.r.Count, c.name))
+			}
 		case Ok:
 		default:
 			note := c.name + " undecided"

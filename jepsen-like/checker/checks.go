@@ -105,6 +105,8 @@ func checkLostUpdates(ix *index, ex examples) LostUpdates {
 		case o.Kind == history.Read && o.Outcome == history.Ok:
 			lastRead[hd] = o
 			possible = []int64{o.Value} // the resource showed the real value
+		case o.Rejected():
+			delete(lastRead, hd) // its read is spent, as in the critical-section check
 		case o.Kind == history.Write && o.Outcome == history.Unknown:
 			unknown++
 			if !slices.Contains(possible, o.Value) {

@@ -97,7 +97,7 @@ func TestFromReportVerdicts(t *testing.T) {
 		want         Verdict
 		note         string
 	}{
-		{"pause, unfenced, claim unsafe", pauseRun(false, true), ClaimPauseWithoutFencing, false, Reproduced, "1 lost updates, 1 stale writes accepted"},
+		{"pause, unfenced, claim unsafe", pauseRun(false, true), ClaimPauseWithoutFencing, false, Reproduced, "1 lost updates, 1 stale writes accepted, critical-section linearizability violated"},
 		{"pause, fenced, claim safe", pauseRun(true, true), ClaimFencingProtects, true, Reproduced, "no violation in 5 acquisitions"},
 		{"pause, fenced, leases are not a mutex", pauseRun(true, true), ClaimLeasesNotMutex, false, Reproduced, "1 overlapping tenures"},
 		{"pause, unfenced, claimed safe", pauseRun(false, true), ClaimFencingProtects, true, Refuted, "expected safe"},
