@@ -231,7 +231,9 @@ type config struct {
 type Option func(*config)
 
 // WithTimeout bounds each porcupine linearizability check (default 10 s);
-// a check that runs out of time is Unknown. d ≤ 0 keeps the default.
+// a check that runs out of time is Unknown. A violated check re-runs in
+// verbose mode within what is left of its budget to name an operation, so
+// the two checks together take at most about 2·d. d ≤ 0 keeps the default.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {

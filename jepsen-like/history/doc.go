@@ -32,7 +32,9 @@
 //     Ok means the resource accepted the write, Fail means it rejected it
 //     (a fenced resource refusing a stale token); see [Op.Accepted] and
 //     [Op.Rejected].
-//   - [Release]: Lease is the acquire it ends.
+//   - [Release]: Lease is the acquire it ends. Record one whenever the
+//     worker stops using the lease, for whatever reason (unlock, lease lost,
+//     giving up): the worker's tenure ends at the release's invoke.
 //   - [NemesisStart], [NemesisEnd]: Name names the fault ("partition n1",
 //     "pause client 2"); a fault window runs from a start to the next end of
 //     the same name.
