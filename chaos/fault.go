@@ -110,7 +110,10 @@ func (f *Partition) Recover(ctx context.Context) error {
 
 // ReplyLoss drops everything the node sends back while requests still reach
 // it: the node executes a command (SET NX grants the lock) but the client
-// never learns it. A timeout toxic on the downstream direction only.
+// never learns it. A timeout toxic on the downstream direction only. A
+// connection opened during the fault never gets the reply to its handshake
+// (go-redis sends HELLO first), so only connections that were already open
+// carry commands through to the node.
 type ReplyLoss struct {
 	Proxy *Proxy
 }
@@ -157,6 +160,8 @@ func (f *Latency) Recover(ctx context.Context) error {
 }
 
 // Bandwidth limits both directions to KBps kilobytes per second.
+// (toxiproxy's bandwidth toxic logs at trace level to zerolog's global
+// logger; zerolog.SetGlobalLevel(zerolog.InfoLevel) quiets it.)
 type Bandwidth struct {
 	Proxy *Proxy
 	KBps  int64

@@ -10,14 +10,24 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 )
 
 var soak = flag.Duration("chaos.soak", 0, "run the soak test for this long (e.g. -chaos.soak=10m); 0 skips it")
 
 func TestMain(m *testing.M) {
+	// Quiet third-party loggers: go-redis logs every refused dial (which
+	// these tests cause on purpose) and toxiproxy's bandwidth toxic logs at
+	// trace level to zerolog's global logger.
+	redis.SetLogger(quietLogger{})
+	zerolog.SetGlobalLevel(zerolog.InfoLevel)
 	goleak.VerifyTestMain(m)
 }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // bounded returns a context for one test step.
 func bounded(t *testing.T, d time.Duration) context.Context {
