@@ -13,9 +13,9 @@ import (
 // completion of an Ok acquire (Start) to the invocation of its release
 // (End).
 type Tenure struct {
-	Worker int          `json:"worker"`
-	Lease  history.OpID `json:"lease"` // the Ok acquire
-	Token  uint64       `json:"token,omitempty"`
+	Worker int
+	Lease  history.OpID // the Ok acquire
+	Token  uint64
 	Start  time.Duration
 	End    time.Duration
 	// Released is false when no release was recorded: the tenure then ends
