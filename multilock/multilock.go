@@ -461,18 +461,29 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 	return nil
 }
 
-// releaseAll gives back this attempt on every sub-lock, on a fresh context,
-// without waiting for sub-locks that do not answer.
+// releaseAll gives back this attempt on every sub-lock, on a fresh context
+// bounded by the release timeout, in the background: a failed attempt returns
+// at once instead of waiting for nodes that do not answer. That is safe
+// because shares are counted per attempt: a late rollback only ever removes
+// this attempt's own share.
 func (m *MultiLock) releaseAll() {
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
-	defer cancel()
-	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
-		func(ctx context.Context, l Locker) (vote, bool, error) {
-			ok, err := l.Release(ctx)
-			return vote{}, ok, err
-		},
-		func(answer) bool { return false },
-		func(answer) {})
+	if m.cfg.tracker != nil {
+		m.cfg.tracker.Add(1)
+	}
+	go func() {
+		if m.cfg.tracker != nil {
+			defer m.cfg.tracker.Done()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
+		defer cancel()
+		m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
+			func(ctx context.Context, l Locker) (vote, bool, error) {
+				ok, err := l.Release(ctx)
+				return vote{}, ok, err
+			},
+			func(answer) bool { return false },
+			func(answer) {})
+	}()
 }
 
 // Extend re-arms every sub-lock this acquisition holds to ttl, in parallel.

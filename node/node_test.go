@@ -167,8 +167,8 @@ func TestReleasePublishesAndWatchWakes(t *testing.T) {
 	}
 	sig1 := make(chan struct{}, 1)
 	sig2 := make(chan struct{}, 1)
-	w1 := n.Watch("w", sig1, false)
-	w2 := n.Watch("w", sig2, false)
+	w1 := n.Watch("w", sig1, nil, false)
+	w2 := n.Watch("w", sig2, nil, false)
 	for _, w := range []*Watch{w1, w2} {
 		select {
 		case <-w.Ready():
@@ -207,7 +207,7 @@ func TestForceRelease(t *testing.T) {
 		t.Fatal("acquire")
 	}
 	sig := make(chan struct{}, 1)
-	w := n.Watch("fr", sig, false)
+	w := n.Watch("fr", sig, nil, false)
 	defer w.Stop(false)
 	<-w.Ready()
 	if ok, err := n.ForceRelease(ctx, "fr"); !ok || err != nil {

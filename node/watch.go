@@ -22,7 +22,24 @@ type Watch struct {
 	signal    chan<- struct{}
 	wakeAll   bool
 	ready     chan struct{}
-	signalled bool // guarded by s.mu
+	notify    chan<- struct{} // optional: told once when ready
+	signalled bool            // guarded by s.mu
+}
+
+// markReady closes ready once and tells notify. Called with s.mu held.
+func (w *Watch) markReady() {
+	select {
+	case <-w.ready:
+		return
+	default:
+	}
+	close(w.ready)
+	if w.notify != nil {
+		select {
+		case w.notify <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Ready is closed once the node confirmed the subscription: an unlock after
@@ -37,15 +54,17 @@ func (w *Watch) Stop(handOn bool) { w.s.remove(w, handOn) }
 
 // Watch registers signal to be notified (non-blocking send) when lock name is
 // released on this node. signal should have a buffer of one; several watches
-// (one per node) may share it.
-func (n *Node) Watch(name string, signal chan<- struct{}, wakeAll bool) *Watch {
+// (one per node) may share it. ready, if not nil, is sent to (non-blocking)
+// once the subscription is confirmed; give it a buffer of one per watch to
+// count how many nodes are listening.
+func (n *Node) Watch(name string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
 	n.subMu.Lock()
 	if n.sub == nil {
 		n.sub = newSubscriber(n)
 	}
 	s := n.sub
 	n.subMu.Unlock()
-	w := &Watch{s: s, channel: n.Keys(name).Channel, signal: signal, wakeAll: wakeAll, ready: make(chan struct{})}
+	w := &Watch{s: s, channel: n.Keys(name).Channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
 	s.add(w)
 	return w
 }
@@ -88,7 +107,7 @@ func (s *subscriber) add(w *Watch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		close(w.ready)
+		w.markReady()
 		return
 	}
 	cs := s.chans[w.channel]
@@ -98,7 +117,7 @@ func (s *subscriber) add(w *Watch) {
 	}
 	cs.watches = append(cs.watches, w)
 	if cs.confirmed {
-		close(w.ready)
+		w.markReady()
 	}
 	s.poke()
 }
@@ -167,11 +186,7 @@ func (s *subscriber) dispatch(msgs <-chan interface{}) {
 				}
 				cs.confirmed = true
 				for _, w := range cs.watches {
-					select {
-					case <-w.ready:
-					default:
-						close(w.ready)
-					}
+					w.markReady()
 				}
 			}
 		}

@@ -149,9 +149,22 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = errors.Join(err, cerr)
 		}
+		for _, o := range ml.Outcomes() {
+			if o.Granted {
+				// A split vote: contenders each got a part. Nobody holds it,
+				// so no unlock message will come; retry after a short random
+				// delay (the Redlock spec's desynchronising back-off).
+				wait = splitBackoff()
+				break
+			}
+		}
 		return nil, wait, err
 	}
 	return ml, 0, nil
+}
+
+func splitBackoff() time.Duration {
+	return 500*time.Microsecond + rand.N(5*time.Millisecond)
 }
 
 // TryLock tries once, on every node in parallel, and returns a lease or an
@@ -195,14 +208,15 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 		}
 		if watches == nil {
 			signal = make(chan struct{}, 1)
+			ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
 			for _, n := range m.c.nodes {
 				for _, name := range m.names {
-					watches = append(watches, n.Watch(name, signal, false))
+					watches = append(watches, n.Watch(name, signal, ready, false))
 				}
 			}
 			// An unlock between the failed try and the subscription is
 			// not heard: once subscribed, look again before waiting.
-			m.awaitReady(ctx, watches)
+			m.awaitReady(ctx, ready, signal)
 			continue
 		}
 		delay := jitter(m.c.cfg.retryInterval)
@@ -221,14 +235,28 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 	}
 }
 
-// awaitReady waits until every watch is subscribed, the retry interval
-// passed (a frozen node never confirms), or ctx ended.
-func (m *Mutex) awaitReady(ctx context.Context, watches []*node.Watch) {
+// awaitReady waits until, for every name, limit+1 nodes confirmed the
+// subscription (then they overlap every quorum a holder can have, so its
+// release is heard), an unlock was heard, the retry interval passed (frozen
+// nodes never confirm), or ctx ended.
+func (m *Mutex) awaitReady(ctx context.Context, ready, signal chan struct{}) {
+	want := (m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)) + 1) * len(m.names)
+	if len(m.names) > 1 {
+		want = len(m.c.nodes) * len(m.names) // names are not told apart here: wait for all
+	}
 	t := time.NewTimer(m.c.cfg.retryInterval)
 	defer t.Stop()
-	for _, w := range watches {
+	for got := 0; got < want; {
 		select {
-		case <-w.Ready():
+		case <-ready:
+			got++
+		case <-signal:
+			// Heard an unlock: try now, and keep the wake-up for later.
+			select {
+			case signal <- struct{}{}:
+			default:
+			}
+			return
 		case <-t.C:
 			return
 		case <-ctx.Done():

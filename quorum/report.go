@@ -1,0 +1,69 @@
+package quorum
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/drift"
+)
+
+// Vote is one node's part in an acquisition.
+type Vote struct {
+	Node    string
+	Granted bool
+	// Answered is false when the node did not answer before the decision
+	// (it may still have answered later).
+	Answered bool
+	RTT      time.Duration
+	// Err is the node's error, nil for a grant or a plain refusal.
+	Err error
+}
+
+// Report says how a lease was obtained: every node's vote, the time the
+// acquisition took, the drift allowance and the validity that was left.
+type Report struct {
+	Name     string
+	Votes    []Vote
+	Elapsed  time.Duration
+	Drift    time.Duration
+	Validity time.Duration
+	Token    int64
+}
+
+// Report describes how the lease was obtained (for a MultiLock of several
+// names, the votes are the members').
+func (l *Lease) Report() Report {
+	r := Report{Name: l.Name(), Elapsed: l.ml.Elapsed(), Drift: drift.Allowance(l.ttl, l.m.c.cfg.factor), Token: l.Token()}
+	r.Validity = max(l.ttl-r.Elapsed-r.Drift, 0)
+	for _, o := range l.ml.Outcomes() {
+		r.Votes = append(r.Votes, Vote{Node: o.Node, Granted: o.Granted, Answered: o.Answered, RTT: o.RTT, Err: o.Err})
+	}
+	return r
+}
+
+// String renders the report on one line per node.
+func (r Report) String() string {
+	var b strings.Builder
+	granted := 0
+	for _, v := range r.Votes {
+		if v.Granted {
+			granted++
+		}
+	}
+	fmt.Fprintf(&b, "%s: %d/%d votes, acquired in %v, drift allowance %v, validity %v, token %d\n",
+		r.Name, granted, len(r.Votes), r.Elapsed.Round(time.Microsecond), r.Drift, r.Validity.Round(time.Millisecond), r.Token)
+	for _, v := range r.Votes {
+		state := "granted"
+		switch {
+		case !v.Answered:
+			state = "no answer before the decision"
+		case v.Err != nil:
+			state = "error: " + v.Err.Error()
+		case !v.Granted:
+			state = "refused"
+		}
+		fmt.Fprintf(&b, "  %-22s %-8v %s\n", v.Node, v.RTT.Round(time.Microsecond), state)
+	}
+	return b.String()
+}
