@@ -38,7 +38,8 @@ type ProxySpec struct {
 	Upstream string
 	// Addr is how the proxy's users dial it: from this machine for a client
 	// proxy ("127.0.0.1:7400"); from the other nodes and the sentinels for a
-	// peer proxy ("toxiproxy:7407").
+	// peer proxy ("toxiproxy:7407"). Empty means the listen address that
+	// toxiproxy reports (right when toxiproxy runs on this machine).
 	Addr string
 }
 
@@ -128,7 +129,7 @@ func Connect(ctx context.Context, e Endpoints) (_ *Cluster, err error) {
 			if n.peer, err = proxy(ep.Peer); err != nil {
 				return nil, err
 			}
-			n.peerAddr = ep.Peer.Addr
+			n.peerAddr = n.peer.Addr()
 		}
 		c.onClose(n.closeAdmin)
 		return n, nil

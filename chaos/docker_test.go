@@ -1,0 +1,68 @@
+package chaos
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// Without a Docker engine the probe and the Docker backend fail fast and
+// cleanly; with one, the same faults run against containers.
+func TestDockerBackend(t *testing.T) {
+	ctx := bounded(t, 3*time.Minute)
+	start := time.Now()
+	err := DockerAvailable(ctx)
+	if took := time.Since(start); took > 6*time.Second {
+		t.Fatalf("DockerAvailable took %v", took)
+	}
+	if err != nil {
+		if !errors.Is(err, ErrNoDocker) {
+			t.Fatalf("DockerAvailable: %v, want ErrNoDocker", err)
+		}
+		start = time.Now()
+		_, serr := Start(ctx, Topology{Masters: 1, Backend: Docker})
+		if !errors.Is(serr, ErrNoDocker) || time.Since(start) > 6*time.Second {
+			t.Fatalf("Start with the Docker backend and no engine: %v after %v", serr, time.Since(start))
+		}
+		t.Skipf("no Docker engine: %v", err)
+	}
+	if _, err := Start(ctx, Topology{Groups: 1, Backend: Docker}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("groups on Docker: %v, want ErrUnsupported", err)
+	}
+	c := StartT(t, Topology{Masters: 1, Backend: Docker})
+	n := c.Masters[0]
+	cl := client(t, n.Options())
+	if err := cl.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	part := &Partition{Proxy: n.Proxy()}
+	if err := part.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := pingWithin(ctx, cl, deadline); !isTimeout(err) {
+		t.Fatalf("PING through a partition: %v", err)
+	}
+	if err := part.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pause := &Pause{Node: n}
+	if err := pause.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := pingWithin(ctx, cl, deadline); !isTimeout(err) {
+		t.Fatalf("PING to a paused container: %v", err)
+	}
+	if err := pause.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	crash := &Crash{Node: n, Restart: true}
+	if err := crash.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := pingWithin(ctx, cl, 5*time.Second); err != nil {
+		t.Fatalf("PING after the container restarted: %v", err)
+	}
+	if n, _ := cl.Exists(ctx, "k").Result(); n != 0 {
+		t.Fatal("key survived a crash without persistence")
+	}
+}
