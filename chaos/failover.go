@@ -53,17 +53,23 @@ func (f *CutLink) Recover(ctx context.Context) error {
 // link and makes the old master a replica of the new one, which throws away
 // whatever it accepted since the cut. Do not use it on a group that
 // sentinels watch (they would fight it): use SentinelFailover.
+//
+// KeepLink promotes without cutting anything: for a link already cut by a
+// CutLink (the "acknowledged but not yet replicated" window), or a master
+// that is down.
 type Promote struct {
-	Group *Group
-	old   *Node
-	cut   *Partition
+	Group    *Group
+	KeepLink bool
+	old      *Node
+	cut      *Partition
+	on       bool
 }
 
 func (f *Promote) String() string { return "promote(" + f.Group.Name() + ")" }
 
 // Inject cuts the link and promotes a replica.
 func (f *Promote) Inject(ctx context.Context) error {
-	if f.cut != nil {
+	if f.on {
 		return fmt.Errorf("chaos: %v injected twice", f)
 	}
 	g := f.Group
@@ -72,11 +78,14 @@ func (f *Promote) Inject(ctx context.Context) error {
 	if len(reps) == 0 {
 		return fmt.Errorf("chaos: group %s has no replica to promote", g.name)
 	}
-	cut := &Partition{Proxy: old.peer}
-	if err := cut.Inject(ctx); err != nil {
-		return err
+	var cut *Partition
+	if !f.KeepLink {
+		cut = &Partition{Proxy: old.peer}
+		if err := cut.Inject(ctx); err != nil {
+			return err
+		}
 	}
-	f.old, f.cut = old, cut
+	f.old, f.cut, f.on = old, cut, true
 	nm := reps[0]
 	if err := nm.Admin().Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("chaos: promote %s: %w", nm.name, err)
@@ -92,19 +101,21 @@ func (f *Promote) Inject(ctx context.Context) error {
 
 // Recover heals the link and demotes the old master.
 func (f *Promote) Recover(ctx context.Context) error {
-	if f.cut == nil {
+	if !f.on {
 		return nil
 	}
 	cut, old := f.cut, f.old
-	f.cut, f.old = nil, nil
+	f.cut, f.old, f.on = nil, nil, false
 	return healAndDemote(ctx, f.Group, cut, old)
 }
 
-// healAndDemote heals the cut around old and makes it a replica of the
-// group's current master, then waits for the replicas to be in sync.
+// healAndDemote heals the cut around old (if any) and makes it a replica of
+// the group's current master, then waits for the replicas to be in sync.
 func healAndDemote(ctx context.Context, g *Group, cut *Partition, old *Node) error {
-	if err := cut.Recover(ctx); err != nil {
-		return err
+	if cut != nil {
+		if err := cut.Recover(ctx); err != nil {
+			return err
+		}
 	}
 	if m := g.Master(); m != old {
 		if err := replicaOf(ctx, old, m); err != nil {
