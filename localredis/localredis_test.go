@@ -2,6 +2,8 @@ package localredis
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -87,5 +89,50 @@ func TestStartNAndReplica(t *testing.T) {
 	pol, err := rc.ConfigGet(ctx, "maxmemory-policy").Result()
 	if err != nil || pol["maxmemory-policy"] != "noeviction" {
 		t.Fatalf("extra config not applied: %v %v", pol, err)
+	}
+}
+
+func TestConfigFileAndSetReplicaOf(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "redis.conf")
+	// The file sets a policy; its port is overridden by the command line.
+	if err := os.WriteFile(file, []byte("maxmemory-policy allkeys-lru\nport 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := StartT(t, Config{})
+	s := StartT(t, Config{ConfigFile: file})
+	c := s.Client()
+	defer c.Close()
+	pol, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil || pol["maxmemory-policy"] != "allkeys-lru" {
+		t.Fatalf("config file not read: %v %v", pol, err)
+	}
+	if s.Port() == 1 {
+		t.Fatal("the file's port won over the command line")
+	}
+	// After SetReplicaOf, the next restart replicates from m.
+	_ = s.Kill()
+	s.SetReplicaOf(m.Addr())
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	role, err := c.Do(ctx, "ROLE").Slice()
+	if err != nil || role[0] != "slave" {
+		t.Fatalf("ROLE after SetReplicaOf+Restart: %v, %v", role, err)
+	}
+	if s.Config().ReplicaOf != m.Addr() {
+		t.Fatalf("Config().ReplicaOf = %q", s.Config().ReplicaOf)
+	}
+}
+
+func TestClientOptionsAreLockSafe(t *testing.T) {
+	o := ClientOptions("127.0.0.1:1")
+	if o.Addr != "127.0.0.1:1" || !o.ContextTimeoutEnabled || o.MaxRetries != -1 || o.DialerRetries != 1 {
+		t.Fatalf("options %+v", o)
+	}
+	s := &Server{port: 7}
+	if got := s.Options(); got.Addr != "127.0.0.1:7" || got.MaxRetries != -1 {
+		t.Fatalf("Server.Options %+v", got)
 	}
 }
