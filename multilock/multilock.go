@@ -28,6 +28,9 @@ var (
 	ErrLost = errors.New("quorumlock: lock no longer held on a quorum")
 	// ErrExpired: the lease's validity ended before the operation completed.
 	ErrExpired = errors.New("quorumlock: lease validity ended")
+	// ErrNoAnswer: a sub-lock had not answered when the outcome was decided
+	// (or the caller's context ended).
+	ErrNoAnswer = errors.New("no answer before the decision")
 	// ErrFenceNotWritten: the fencing token could not be written back to a
 	// quorum, so it cannot be handed out.
 	ErrFenceNotWritten = errors.New("fencing token not written back to a quorum")
@@ -345,10 +348,8 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 				maxFence = max(maxFence, a.vote.fence)
 			case a.err != nil:
 				refused++
-				errs = append(errs, a.err)
 			default:
 				refused++
-				errs = append(errs, &NodeError{Node: m.names[a.i], Err: ErrRefused})
 				if r := a.vote.remaining; r > 0 && (wait == 0 || r < wait) {
 					wait = r
 				}
@@ -363,7 +364,20 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 		m.mu.Lock()
 		m.state, m.elapsed = failed, elapsed
 		m.mu.Unlock()
-		m.releaseAll()
+		m.rollback()
+		// Every sub-lock that did not grant says why, as far as known now.
+		m.mu.Lock()
+		for i, o := range m.outcomes {
+			switch {
+			case !o.Answered:
+				errs = append(errs, &NodeError{Node: m.names[i], Err: ErrNoAnswer})
+			case o.Err != nil:
+				errs = append(errs, o.Err)
+			case !o.Granted:
+				errs = append(errs, &NodeError{Node: m.names[i], Err: ErrRefused})
+			}
+		}
+		m.mu.Unlock()
 		if nGranted < need && refused <= m.limit {
 			// Undecided when the caller's context ended.
 			errs = append(errs, ctx.Err())
@@ -461,12 +475,43 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 	return nil
 }
 
-// releaseAll gives back this attempt on every sub-lock, on a fresh context
-// bounded by the release timeout, in the background: a failed attempt returns
-// at once instead of waiting for nodes that do not answer. That is safe
-// because shares are counted per attempt: a late rollback only ever removes
-// this attempt's own share.
-func (m *MultiLock) releaseAll() {
+// rollback gives back a failed attempt, on a fresh context bounded by the
+// release timeout: at once on the sub-locks that granted (they answer, so
+// the caller can count on them being free when Acquire returns), and in the
+// background on those that did not answer or failed (a grant may have
+// happened; waiting for a frozen node would hold the caller). A late
+// rollback is harmless because shares are counted per attempt: it only ever
+// removes this attempt's own share.
+func (m *MultiLock) rollback() {
+	var granted, rest []int
+	m.mu.Lock()
+	for i, o := range m.outcomes {
+		switch {
+		case o.Granted:
+			granted = append(granted, i)
+		case !o.Answered || o.Err != nil:
+			rest = append(rest, i)
+		}
+	}
+	m.mu.Unlock()
+	release := func(idx []int) {
+		if len(idx) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
+		defer cancel()
+		m.fanout(ctx, idx, m.cfg.releaseTimeout,
+			func(ctx context.Context, l Locker) (vote, bool, error) {
+				ok, err := l.Release(ctx)
+				return vote{}, ok, err
+			},
+			func(answer) bool { return false },
+			func(answer) {})
+	}
+	release(granted)
+	if len(rest) == 0 {
+		return
+	}
 	if m.cfg.tracker != nil {
 		m.cfg.tracker.Add(1)
 	}
@@ -474,15 +519,7 @@ func (m *MultiLock) releaseAll() {
 		if m.cfg.tracker != nil {
 			defer m.cfg.tracker.Done()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
-		defer cancel()
-		m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
-			func(ctx context.Context, l Locker) (vote, bool, error) {
-				ok, err := l.Release(ctx)
-				return vote{}, ok, err
-			},
-			func(answer) bool { return false },
-			func(answer) {})
+		release(rest)
 	}()
 }
 

@@ -62,7 +62,7 @@ func TestFrozenNodes(t *testing.T) {
 	}
 	var ne *NodeError
 	if !errors.As(err, &ne) {
-		t.Fatalf("no per-node error in %v", err)
+		t.Fatalf("no per-node error in %v (%#v)", err, err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the caller's deadline is not in %v", err)

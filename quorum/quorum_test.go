@@ -163,7 +163,7 @@ func TestLockWokenByUnlock(t *testing.T) {
 
 func TestReentrancyCounts(t *testing.T) {
 	servers, clients := cluster(t, 3)
-	c := newClient(t, clients)
+	c := newClient(t, clients, WithPolicy(All)) // every node answers before Inspect
 	ctx := t.Context()
 	a := mustMutex(t, c, "re", WithOwner("worker-a"))
 	b := mustMutex(t, c, "re", WithOwner("worker-b"))
