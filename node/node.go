@@ -107,6 +107,7 @@ func Options(addr string) *redis.Options {
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1,
+		DialerRetries:         1,
 		DialTimeout:           time.Second,
 	}
 }

@@ -117,6 +117,7 @@ type Client struct {
 	wg    sync.WaitGroup // goroutines still running after a decision
 
 	closed atomic.Bool
+	owned  []redis.UniversalClient // made by Dial: closed by Close
 }
 
 // New returns a client over the given go-redis clients, one per independent
@@ -200,6 +201,9 @@ func (c *Client) Close() error {
 		}
 	}
 	c.wg.Wait()
+	if len(c.owned) > 0 {
+		errs = append(errs, CloseAll(c.owned))
+	}
 	return errors.Join(errs...)
 }
 

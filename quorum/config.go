@@ -1,0 +1,90 @@
+package quorum
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// EnvNodes is the environment variable holding the node URLs, separated by
+// commas or spaces: QUORUMLOCK_NODES="redis://:pw@10.0.0.1:6379/0,rediss://10.0.0.2:6380".
+const EnvNodes = "QUORUMLOCK_NODES"
+
+// ParseNodes turns node URLs (redis:// or rediss:// with user, password, DB
+// and TLS, as go-redis' ParseURL reads them; a bare host:port means
+// redis://host:port) into go-redis clients with the settings a lock needs:
+// context deadlines honoured, no hidden retries. The caller closes them
+// (CloseAll).
+func ParseNodes(urls string) ([]redis.UniversalClient, error) {
+	fields := strings.FieldsFunc(urls, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+	if len(fields) == 0 {
+		return nil, errors.New("quorum: no node URLs given; expected e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380")
+	}
+	var out []redis.UniversalClient
+	for _, f := range fields {
+		u := f
+		if !strings.Contains(u, "://") {
+			u = "redis://" + u
+		}
+		opt, err := redis.ParseURL(u)
+		if err != nil {
+			CloseAll(out)
+			return nil, fmt.Errorf("quorum: node %q: %w", redact(f), err)
+		}
+		opt.ContextTimeoutEnabled = true
+		opt.MaxRetries = -1
+		opt.DialerRetries = 1
+		out = append(out, redis.NewClient(opt))
+	}
+	return out, nil
+}
+
+// redact hides a password in a URL for error messages.
+func redact(u string) string {
+	at := strings.LastIndex(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return u
+	}
+	return u[:scheme+3] + "***" + u[at:]
+}
+
+// CloseAll closes go-redis clients.
+func CloseAll(clients []redis.UniversalClient) error {
+	var errs []error
+	for _, c := range clients {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Dial builds a Client from node URLs (see ParseNodes). Close on the returned
+// client also closes the go-redis clients it made.
+func Dial(urls string, opts ...Option) (*Client, error) {
+	clients, err := ParseNodes(urls)
+	if err != nil {
+		return nil, err
+	}
+	c, err := New(clients, opts...)
+	if err != nil {
+		CloseAll(clients)
+		return nil, err
+	}
+	c.owned = clients
+	return c, nil
+}
+
+// FromEnv builds a Client from $QUORUMLOCK_NODES (see Dial), so a service and
+// the CLI configure the same way.
+func FromEnv(opts ...Option) (*Client, error) {
+	v := os.Getenv(EnvNodes)
+	if strings.TrimSpace(v) == "" {
+		return nil, fmt.Errorf("quorum: $%s is empty; set it to the node URLs, e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380,redis://127.0.0.1:6381", EnvNodes)
+	}
+	return Dial(v, opts...)
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Finds or installs what the tests and the demo need: redis-server,
+# redis-sentinel and redis-cli (Debian: redis-server, redis-sentinel,
+# redis-tools), libfaketime and gcc for the clock-fault tests.
+# Installs with apt-get when running as root; otherwise says what to install.
+set -euo pipefail
+
+need_pkgs=()
+command -v redis-server   >/dev/null 2>&1 || need_pkgs+=(redis-server)
+command -v redis-sentinel >/dev/null 2>&1 || need_pkgs+=(redis-sentinel)
+command -v redis-cli      >/dev/null 2>&1 || need_pkgs+=(redis-tools)
+command -v gcc            >/dev/null 2>&1 || need_pkgs+=(gcc)
+ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need_pkgs+=(libfaketime)
+for extra in ${QUORUMLOCK_EXTRA_PKGS:-}; do
+  dpkg -s "$extra" >/dev/null 2>&1 || need_pkgs+=("$extra")
+done
+
+if ((${#need_pkgs[@]} == 0)); then
+  exit 0
+fi
+if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing: ${need_pkgs[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  # The Debian packages start services where an init system runs; the tests
+  # start their own servers on free ports and never use them.
+  exit 0
+fi
+echo "quorumlock needs these Debian packages: ${need_pkgs[*]}" >&2
+echo "install them with: sudo apt-get install ${need_pkgs[*]}" >&2
+echo "(or put a redis-server binary on PATH / set QUORUMLOCK_REDIS_SERVER)" >&2
+exit 1
