@@ -320,7 +320,6 @@ func ClientOptions(addr string) *redis.Options {
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1,
-		DialerRetries:         1,
 		DialTimeout:           time.Second,
 		DialerRetries:         1,
 	}
