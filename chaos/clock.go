@@ -176,9 +176,10 @@ type ClockSkew struct {
 	Offset time.Duration
 	Rate   float64
 
-	mu   sync.Mutex
-	orig []string
-	on   bool
+	mu         sync.Mutex
+	orig       []string
+	on         bool
+	wasRunning bool
 }
 
 func (f *ClockSkew) String() string {
@@ -225,21 +226,20 @@ func (f *ClockSkew) Inject(ctx context.Context) error {
 		"FAKETIME="+FaketimeSpec(f.Offset, f.Rate),
 		"FAKETIME_DONT_FAKE_MONOTONIC=1",
 	)
-	if err := f.Node.restartWithEnv(ctx, env); err != nil {
-		return err
-	}
-	f.on = true
-	return nil
+	// From here on Recover has something to undo, even if the restart fails.
+	f.on, f.wasRunning = true, s.Running()
+	return f.Node.restartWithEnv(ctx, env, false)
 }
 
-// Recover restarts the node on the real clock.
+// Recover restarts the node on the real clock (also when Inject's restart
+// failed and left it down).
 func (f *ClockSkew) Recover(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.on {
 		return nil
 	}
-	if err := f.Node.restartWithEnv(ctx, f.orig); err != nil {
+	if err := f.Node.restartWithEnv(ctx, f.orig, f.wasRunning); err != nil {
 		return err
 	}
 	f.on = false
@@ -247,12 +247,15 @@ func (f *ClockSkew) Recover(ctx context.Context) error {
 }
 
 // restartWithEnv saves the dataset, kills the node and starts it again with
-// env. A node that is down (another fault killed it) only gets the new
-// environment for its next restart.
-func (n *Node) restartWithEnv(ctx context.Context, env []string) error {
+// env. A node that is down only gets the new environment for its next
+// restart (another fault killed it), unless start says to bring it up.
+func (n *Node) restartWithEnv(ctx context.Context, env []string, start bool) error {
 	s := n.server
 	if !s.Running() {
 		s.SetEnv(env)
+		if start {
+			return n.restart(ctx)
+		}
 		return nil
 	}
 	if err := n.Admin().Save(ctx).Err(); err != nil {

@@ -194,3 +194,27 @@ func TestEmulatedClockSkew(t *testing.T) {
 		t.Fatalf("drift went on after Recover: PTTL %v", ttl)
 	}
 }
+
+// At half speed a 1 s key lives about 2 s.
+func TestClockSkewSlowClock(t *testing.T) {
+	needClock(t)
+	c := StartT(t, Topology{Masters: 1})
+	ctx := bounded(t, 60*time.Second)
+	n := c.Masters[0]
+	f := &ClockSkew{Node: n, Rate: 0.5}
+	if err := f.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := n.Admin().Set(ctx, "lock", "me", time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gone := waitGone(ctx, t, n.Admin(), "lock", start, 10*time.Second)
+	t.Logf("1 s PX key expired after %v of real time", gone.Round(time.Millisecond))
+	if gone < 1400*time.Millisecond {
+		t.Fatalf("1 s key lived only %v on a x0.5 clock, want about 2 s", gone)
+	}
+	if err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

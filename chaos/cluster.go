@@ -366,6 +366,9 @@ func (p localProcess) Restart(ctx context.Context) error {
 }
 func (p localProcess) WipeData(context.Context) error { return p.s.WipeData() }
 
+// Running lets Crash.Recover see whether a restart is still needed.
+func (p localProcess) Running() bool { return p.s.Running() }
+
 // Group is a master with its replicas. Which node is master changes with
 // failovers; Master follows it.
 type Group struct {
@@ -385,7 +388,10 @@ func (g *Group) Name() string { return g.name }
 // Nodes returns the group's nodes in their start order (n0 first).
 func (g *Group) Nodes() []*Node { return append([]*Node(nil), g.nodes...) }
 
-// Master is the node the harness last made (or saw become) master.
+// Master is the node the harness last made (or saw become) master. Faults
+// that change it (Promote, SentinelFailover) update it; when sentinels may
+// have failed the group over by themselves (a watched master paused or
+// crashed for longer than down-after-milliseconds), call Refresh.
 func (g *Group) Master() *Node {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -396,6 +402,29 @@ func (g *Group) setMaster(n *Node) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.master = n
+}
+
+// Refresh asks who the master is — the sentinels' majority if the group has
+// sentinels, else the one node whose ROLE is master — and records it.
+func (g *Group) Refresh(ctx context.Context) (*Node, error) {
+	if len(g.sentinels) > 0 {
+		if n, ok := g.sentinelsAgree(ctx); ok {
+			g.setMaster(n)
+			return n, nil
+		}
+		return nil, fmt.Errorf("chaos: the sentinels of %s do not agree on a master", g.name)
+	}
+	var masters []*Node
+	for _, n := range g.nodes {
+		if role, err := n.Role(ctx); err == nil && role == "master" {
+			masters = append(masters, n)
+		}
+	}
+	if len(masters) != 1 {
+		return nil, fmt.Errorf("chaos: group %s has %d nodes that say they are master", g.name, len(masters))
+	}
+	g.setMaster(masters[0])
+	return masters[0], nil
 }
 
 // Replicas returns the nodes that are not Master.

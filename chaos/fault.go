@@ -266,9 +266,17 @@ func (f *Crash) Inject(ctx context.Context) error {
 	return nil
 }
 
-// Recover restarts the node if Inject left it down.
+// Recover restarts the node if it is down: always when Inject left it down,
+// and, with Restart, when the restart inside Inject failed (if the backend
+// can tell whether the process runs).
 func (f *Crash) Recover(ctx context.Context) error {
-	if f.Restart {
+	p, err := f.Node.process()
+	if err != nil {
+		return err
+	}
+	if r, ok := p.(interface{ Running() bool }); ok && r.Running() {
+		return nil
+	} else if !ok && f.Restart {
 		return nil
 	}
 	return f.Node.restart(ctx)

@@ -117,14 +117,19 @@ func (r *Recorder) do(ctx context.Context, step int, f Fault, op Op) error {
 	return nil
 }
 
-// healTimeout bounds a Recover that runs after the caller's context ended.
+// healTimeout bounds an Inject or a Recover run by a schedule or nemesis.
 const healTimeout = 30 * time.Second
 
-// runStep injects f, holds it, and always recovers it — on a fresh bounded
-// context when ctx has ended, so that a cancelled run never leaves a fault
-// behind. Recover runs even when Inject failed, to undo a half-done inject.
+// runStep injects f, holds it, and always recovers it. An Inject that has
+// begun is allowed to finish even if ctx ends meanwhile (on a detached
+// context bounded by healTimeout), so a fault is never left half made; then
+// the hold is cut short and Recover runs, also on a detached bounded
+// context, so a cancelled run never leaves a fault behind. Recover runs even
+// when Inject failed, to undo what it did before failing.
 func runStep(ctx context.Context, rec *Recorder, step int, f Fault, hold time.Duration) error {
-	errIn := rec.do(ctx, step, f, OpInject)
+	ictx, icancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
+	errIn := rec.do(ictx, step, f, OpInject)
+	icancel()
 	if errIn == nil {
 		sleep(ctx, hold)
 	}
@@ -161,8 +166,8 @@ type Step struct {
 type Schedule []Step
 
 // Run plays the schedule and returns when every started step has recovered.
-// Steps whose At has not come when ctx ends are not started; injected ones
-// are recovered early. Every Inject and Recover is recorded in rec (which
+// Steps whose At has not come when ctx ends are not started; an Inject in
+// progress finishes, and injected faults are recovered early. Every Inject and Recover is recorded in rec (which
 // may be nil). The error joins every failed Inject or Recover.
 func (s Schedule) Run(ctx context.Context, rec *Recorder) error {
 	start := time.Now()
