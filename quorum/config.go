@@ -3,6 +3,7 @@ package quorum
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -32,6 +33,11 @@ func ParseNodes(urls string) ([]redis.UniversalClient, error) {
 		opt, err := redis.ParseURL(u)
 		if err != nil {
 			CloseAll(out)
+			// url.Error repeats the whole URL, password included.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			return nil, fmt.Errorf("quorum: node %q: %w", redact(f), err)
 		}
 		opt.ContextTimeoutEnabled = true

@@ -16,8 +16,11 @@ go test -race -count=1 -timeout 30m -v ./... >"$log" 2>&1
 rc=$?
 set -e
 # Per-package results and failures, not the whole verbose log.
-grep -E '^(ok|FAIL|---|panic:|\s+\S+_test\.go:[0-9]+:)' "$log" | grep -vE '^--- PASS' || true
-skipped=$(grep -A2 -E '^\s*--- SKIP' "$log" | grep -iE 'redis' || true)
+grep -E '^(ok|FAIL|panic:)|^\s*--- (FAIL|SKIP)' -A0 "$log" || true
+if grep -qE '^\s*--- FAIL|^panic:' "$log"; then
+  echo "== failures"; grep -E -A25 '^\s*--- FAIL|^panic:' "$log" | head -300
+fi
+skipped=$(grep -A2 -E '^\s*--- SKIP' "$log" | grep -E '^\s+.*(redis-server|localredis)' || true)
 if [[ -n $skipped ]]; then
   echo "Redis-backed tests were skipped:"; echo "$skipped"; exit 1
 fi
