@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,12 +128,13 @@ type Keys struct {
 	Lock    string // hash {owner -> hold count}
 	Fence   string // fencing counter
 	Channel string // unlock notifications
+	Forced  string // the last force-unlock: hash {by, at, removed}
 }
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
 	base := n.prefix + "{" + name + "}"
-	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock"}
+	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
 }
 
 // Prefix is the key prefix in use.
@@ -243,17 +245,32 @@ func (l *Lock) Fence(ctx context.Context, token int64) (bool, error) {
 	return v == 1, err
 }
 
+// ForcedRecordTTL is how long the record of a force-unlock (who, when) is
+// kept next to the lock.
+const ForcedRecordTTL = 24 * time.Hour
+
 // ForceRelease deletes lock name whoever holds it and wakes its waiters (an
-// operator's tool). It reports whether a lock was there.
-func (n *Node) ForceRelease(ctx context.Context, name string) (bool, error) {
+// operator's tool). It records by (who did it) and the time in
+// Keys(name).Forced for ForcedRecordTTL, also when the lock was absent, so
+// Inspect shows it. It reports whether a lock was there. The fencing counter
+// is kept.
+func (n *Node) ForceRelease(ctx context.Context, name, by string) (bool, error) {
 	k := n.Keys(name)
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
-		v, e = forceReleaseScript.Run(ctx, n.client, []string{k.Lock}, k.Channel).Int64()
+		v, e = forceReleaseScript.Run(ctx, n.client, []string{k.Lock, k.Forced},
+			k.Channel, by, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds()).Int64()
 		return e
 	})
 	return v == 1, err
+}
+
+// Forced is the record of the last force-unlock of a lock on a node.
+type Forced struct {
+	By      string    // who forced it, as the operator gave it
+	At      time.Time // when, on the operator's clock
+	Removed bool      // whether the lock was present on this node
 }
 
 // State is what one node knows of one lock.
@@ -267,40 +284,154 @@ type State struct {
 	TTL time.Duration
 	// Fence is the fencing counter (0 when none).
 	Fence int64
+	// Mode is the read-write mode ("read" or "write") of a read-write lock,
+	// "" for a plain lock.
+	Mode string
+	// Forced is the last force-unlock recorded here (nil when none within
+	// ForcedRecordTTL).
+	Forced *Forced
 }
 
-// Inspect reads the state of lock name on this node.
+// Inspect reads the state of lock name on this node, in one transaction.
 func (n *Node) Inspect(ctx context.Context, name string) (State, error) {
-	k := n.Keys(name)
-	var st State
-	err := n.call(ctx, func(ctx context.Context) error {
-		pipe := n.client.TxPipeline()
-		h := pipe.HGetAll(ctx, k.Lock)
-		pt := pipe.PTTL(ctx, k.Lock)
-		f := pipe.Get(ctx, k.Fence)
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return err
+	st, err := n.InspectMany(ctx, []string{name})
+	if err != nil {
+		return State{}, err
+	}
+	return st[0], nil
+}
+
+// inspectBatch bounds the names read in one transaction by InspectMany, so a
+// long list does not block the server in one go.
+const inspectBatch = 128
+
+// InspectMany reads the state of several locks, in transactions of up to 128
+// names (each a consistent snapshot of its names). The states are in the
+// order of names.
+func (n *Node) InspectMany(ctx context.Context, names []string) ([]State, error) {
+	out := make([]State, len(names))
+	for lo := 0; lo < len(names); lo += inspectBatch {
+		hi := min(lo+inspectBatch, len(names))
+		if err := n.call(ctx, func(ctx context.Context) error { return n.inspect(ctx, names[lo:hi], out[lo:hi]) }); err != nil {
+			return nil, err
 		}
-		st.Holders = map[string]int64{}
-		for field, v := range h.Val() {
-			if strings.HasPrefix(field, "\x00a:") {
+	}
+	return out, nil
+}
+
+func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
+	type cmds struct {
+		h, forced *redis.MapStringStringCmd
+		pt        *redis.DurationCmd
+		f         *redis.StringCmd
+	}
+	cs := make([]cmds, len(names))
+	pipe := n.client.TxPipeline()
+	for i, name := range names {
+		k := n.Keys(name)
+		cs[i] = cmds{h: pipe.HGetAll(ctx, k.Lock), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	for i, c := range cs {
+		st := State{Holders: map[string]int64{}}
+		for field, v := range c.h.Val() {
+			switch {
+			case field == "mode" || field == "\x00mode":
+				// A read-write lock's mode (not an owner).
+				st.Mode = v
+			case strings.HasPrefix(field, "\x00a:"):
 				st.Attempts++
-				continue
+			case strings.HasPrefix(field, "\x00"):
+				// Other internal fields are hidden.
+			default:
+				cnt, _ := strconv.ParseInt(v, 10, 64)
+				st.Holders[field] = cnt
 			}
-			if strings.HasPrefix(field, "\x00") {
-				continue
-			}
-			c, _ := strconv.ParseInt(v, 10, 64)
-			st.Holders[field] = c
 		}
-		st.Present = len(h.Val()) > 0
-		if d := pt.Val(); d > 0 {
+		st.Present = len(c.h.Val()) > 0
+		if d := c.pt.Val(); d > 0 {
 			st.TTL = d
 		}
-		st.Fence, _ = strconv.ParseInt(f.Val(), 10, 64)
-		return nil
-	})
-	return st, err
+		st.Fence, _ = strconv.ParseInt(c.f.Val(), 10, 64)
+		if r := c.forced.Val(); len(r) > 0 {
+			at, _ := strconv.ParseInt(r["at"], 10, 64)
+			st.Forced = &Forced{By: r["by"], At: time.UnixMilli(at), Removed: r["removed"] == "1"}
+		}
+		out[i] = st
+	}
+	return nil
+}
+
+// Scan returns the names of the locks on this node whose names match the
+// glob pattern ("*" or "" for all), sorted, each once. It walks the key space
+// with SCAN (never KEYS, which blocks the server), count keys per step,
+// asking only for hashes named prefix{…}: fencing counters, force-unlock
+// records and other keys next to a lock are not names. On a Cluster client
+// it scans every master.
+func (n *Node) Scan(ctx context.Context, pattern string, count int64) ([]string, error) {
+	if pattern == "" {
+		pattern = "*"
+	}
+	if count <= 0 {
+		count = 100
+	}
+	open := n.prefix + "{"
+	match := globEscape(open) + pattern + "}"
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		var cursor uint64
+		for {
+			var keys []string
+			err := n.call(ctx, func(ctx context.Context) error {
+				var e error
+				keys, cursor, e = c.ScanType(ctx, cursor, match, count, "hash").Result()
+				return e
+			})
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, k := range keys {
+				if name, ok := strings.CutPrefix(k, open); ok && strings.HasSuffix(name, "}") {
+					seen[name[:len(name)-1]] = true
+				}
+			}
+			mu.Unlock()
+			if cursor == 0 {
+				return nil
+			}
+		}
+	}
+	var err error
+	if cc, ok := n.client.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, n.client)
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// globEscape escapes the characters SCAN's MATCH treats as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Time is the node's clock (TIME).

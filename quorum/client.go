@@ -211,10 +211,15 @@ func (c *Client) next() string { return c.id + ":" + strconv.FormatUint(c.seq.Ad
 
 // ForceUnlock removes lock name on every node whoever holds it and wakes its
 // waiters. It is an operator's tool: a holder that is still running is no
-// longer protected. It reports how many nodes had the lock.
-func (c *Client) ForceUnlock(ctx context.Context, name string) (int, error) {
+// longer protected. by names who did it (an operator, a tool); every node
+// records it with the time for 24 hours (node.ForcedRecordTTL), and Inspect
+// shows the record. It reports how many nodes had the lock.
+func (c *Client) ForceUnlock(ctx context.Context, name, by string) (int, error) {
 	if name == "" {
 		return 0, errors.New("quorum: empty lock name")
+	}
+	if by == "" {
+		return 0, errors.New("quorum: ForceUnlock needs who does it (by), e.g. an operator's login; it is recorded next to the lock")
 	}
 	removed := make([]bool, len(c.nodes))
 	errs := make([]error, len(c.nodes))
@@ -225,7 +230,7 @@ func (c *Client) ForceUnlock(ctx context.Context, name string) (int, error) {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, c.cfg.releaseTimeout)
 			defer cancel()
-			ok, err := n.ForceRelease(cctx, name)
+			ok, err := n.ForceRelease(cctx, name, by)
 			removed[i] = ok
 			if err != nil {
 				errs[i] = &NodeError{Node: n.Name(), Err: err}

@@ -1,0 +1,135 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestInspectAndForcedRecord(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("ins", "alice", "1", true)
+	if ok, _, _, err := a.Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if ok, _, _, err := n.Lock("ins", "alice", "2", true).Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("reentrant acquire: %v %v", ok, err)
+	}
+	st, err := n.Inspect(ctx, "ins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Present || st.Holders["alice"] != 2 || len(st.Holders) != 1 || st.Attempts != 2 || st.Fence != 1 || st.Forced != nil {
+		t.Fatalf("held: %+v", st)
+	}
+	if st.TTL <= 0 || st.TTL > 5*time.Second {
+		t.Fatalf("ttl %v", st.TTL)
+	}
+	// A read-write lock's mode field is reported, not taken for an owner.
+	if err := n.Client().HSet(ctx, n.Keys("ins").Lock, "mode", "write").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = n.Inspect(ctx, "ins"); st.Mode != "write" || len(st.Holders) != 1 {
+		t.Fatalf("mode: %+v", st)
+	}
+
+	before := time.Now().Add(-time.Second)
+	if ok, err := n.ForceRelease(ctx, "ins", "bob@ops"); !ok || err != nil {
+		t.Fatalf("force: %v %v", ok, err)
+	}
+	st, err = n.Inspect(ctx, "ins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Present || len(st.Holders) != 0 || st.Fence != 1 {
+		t.Fatalf("after force: %+v (the fencing counter must stay)", st)
+	}
+	if f := st.Forced; f == nil || f.By != "bob@ops" || !f.Removed || f.At.Before(before) || f.At.After(time.Now().Add(time.Second)) {
+		t.Fatalf("forced record: %+v", st.Forced)
+	}
+	if d := n.Client().PTTL(ctx, n.Keys("ins").Forced).Val(); d <= ForcedRecordTTL-time.Minute || d > ForcedRecordTTL {
+		t.Fatalf("forced record ttl %v, want about %v", d, ForcedRecordTTL)
+	}
+	// Forcing a free lock is recorded too, as not removed.
+	if ok, err := n.ForceRelease(ctx, "free", "carol"); ok || err != nil {
+		t.Fatalf("force free: %v %v", ok, err)
+	}
+	if st, _ = n.Inspect(ctx, "free"); st.Present || st.Forced == nil || st.Forced.Removed || st.Forced.By != "carol" {
+		t.Fatalf("forced free: %+v %+v", st, st.Forced)
+	}
+}
+
+func TestInspectMany(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	var names []string
+	for i := range 300 { // more than one batch
+		name := fmt.Sprintf("m%03d", i)
+		names = append(names, name)
+		if i%2 == 0 {
+			if ok, _, _, err := n.Lock(name, fmt.Sprint("o", i), "a", false).Acquire(ctx, 5*time.Second); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+	}
+	sts, err := n.InspectMany(ctx, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range sts {
+		if st.Present != (i%2 == 0) || (st.Present && st.Holders[fmt.Sprint("o", i)] != 1) {
+			t.Fatalf("%s: %+v", names[i], st)
+		}
+	}
+}
+
+func TestScan(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	held := []string{"orders/1", "orders/2", "users/7", "we*ird", "a}b"}
+	for _, name := range held {
+		if ok, _, _, err := n.Lock(name, "o", "a", true).Acquire(ctx, 5*time.Second); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	// Keys next to locks that are not locks: a fencing counter and a
+	// force-unlock record of a free name, and unrelated keys.
+	if _, err := n.ForceRelease(ctx, "gone", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	c := n.Client()
+	c.Set(ctx, n.Keys("gone").Fence, 9, 0)
+	c.Set(ctx, "other:{x}", 1, 0)
+	c.HSet(ctx, "quorumlockish:{y}", "o", 1)
+	for i := range 50 { // several SCAN steps
+		c.Set(ctx, fmt.Sprint("filler:", i), 1, 0)
+	}
+	tests := []struct {
+		pattern string
+		want    []string
+	}{
+		{"", []string{"a}b", "orders/1", "orders/2", "users/7", "we*ird"}},
+		{"orders/*", []string{"orders/1", "orders/2"}},
+		{"users/?", []string{"users/7"}},
+		{"nothing*", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern, func(t *testing.T) {
+			got, err := n.Scan(ctx, tt.pattern, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("Scan(%q) = %q, want %q", tt.pattern, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGlobEscape(t *testing.T) {
+	if got := globEscape(`a*b?[c]\`); got != `a\*b\?\[c\]\\` {
+		t.Fatalf("got %q", got)
+	}
+}
