@@ -141,7 +141,7 @@ func TestEmulatedClockSkew(t *testing.T) {
 	for _, kv := range []struct {
 		k   string
 		ttl time.Duration
-	}{{"lock:a", 1500 * time.Millisecond}, {"lock:b", 500 * time.Millisecond}, {"other", 1500 * time.Millisecond}, {"lock:forever", 0}} {
+	}{{"lock:a", 10 * time.Second}, {"lock:b", 500 * time.Millisecond}, {"other", 10 * time.Second}, {"lock:forever", 0}} {
 		if err := a.Set(ctx, kv.k, "v", kv.ttl).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -150,17 +150,23 @@ func TestEmulatedClockSkew(t *testing.T) {
 	if got := jump.String(); got != "clock-emulated(m0,+1s)" {
 		t.Fatalf("String() = %q", got)
 	}
+	before := time.Now()
+	preA, preOther := a.PTTL(ctx, "lock:a").Val(), a.PTTL(ctx, "other").Val()
 	if err := jump.Inject(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := a.PTTL(ctx, "lock:a").Val(); ttl <= 0 || ttl > 600*time.Millisecond {
-		t.Fatalf("lock:a PTTL %v after a 1 s emulated jump, want ≤ 500ms", ttl)
+	postA, postOther := a.PTTL(ctx, "lock:a").Val(), a.PTTL(ctx, "other").Val()
+	elapsed := time.Since(before)
+	// Time only ever shortens a TTL, so the jump shows as at least 1 s less;
+	// the other key lost no more than the real time that passed.
+	if postA <= 0 || postA > preA-time.Second {
+		t.Fatalf("lock:a PTTL %v → %v across a 1 s emulated jump", preA, postA)
+	}
+	if postOther < preOther-elapsed-5*time.Millisecond {
+		t.Fatalf("a key outside the pattern was shortened: %v → %v in %v", preOther, postOther, elapsed)
 	}
 	if a.Exists(ctx, "lock:b").Val() != 0 {
 		t.Fatal("lock:b (500 ms) survived a 1 s jump")
-	}
-	if ttl := a.PTTL(ctx, "other").Val(); ttl < time.Second {
-		t.Fatalf("a key outside the pattern was shortened: %v", ttl)
 	}
 	if a.TTL(ctx, "lock:forever").Val() != -1 {
 		t.Fatal("a key without expiry got one")
@@ -185,13 +191,15 @@ func TestEmulatedClockSkew(t *testing.T) {
 	if gone > 2*time.Second {
 		t.Fatalf("3 s key lived %v under an emulated x3 clock", gone)
 	}
-	// Recover stops the drift.
-	if err := a.Set(ctx, "lock:d", "v", time.Second).Err(); err != nil {
+	// Recover stops the drift: a key loses only real time.
+	set := time.Now()
+	if err := a.Set(ctx, "lock:d", "v", 10*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if ttl := a.PTTL(ctx, "lock:d").Val(); ttl < 500*time.Millisecond {
-		t.Fatalf("drift went on after Recover: PTTL %v", ttl)
+	ttl := a.PTTL(ctx, "lock:d").Val()
+	if lost := 10*time.Second - ttl; lost > time.Since(set)+5*time.Millisecond {
+		t.Fatalf("drift went on after Recover: lost %v in %v", lost, time.Since(set))
 	}
 }
 

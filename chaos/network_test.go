@@ -141,8 +141,8 @@ func TestLatencyWithJitter(t *testing.T) {
 	}
 	// go-redis dropped the timed-out connection; a fresh one is fast.
 	err, took = pingWithin(ctx, cl, 5*time.Second)
-	if err != nil || took > 150*time.Millisecond {
-		t.Fatalf("PING after removing latency: %v after %v", err, took)
+	if err != nil || took > 190*time.Millisecond {
+		t.Fatalf("PING after removing latency: %v after %v, want under the 200ms the latency cost", err, took)
 	}
 }
 
