@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Finds or installs what the tests and the demo need: redis-server,
 # redis-sentinel and redis-cli (Debian: redis-server, redis-sentinel,
-# redis-tools), libfaketime and gcc for the clock-fault tests.
+# redis-tools), libfaketime and gcc for the clock-fault tests, and chromium
+# for the web console's browser test (console/, driven with chromedp).
 # Installs with apt-get when running as root; otherwise says what to install.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ command -v redis-sentinel >/dev/null 2>&1 || need_pkgs+=(redis-sentinel)
 command -v redis-cli      >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v gcc            >/dev/null 2>&1 || need_pkgs+=(gcc)
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need_pkgs+=(libfaketime)
+command -v chromium       >/dev/null 2>&1 || need_pkgs+=(chromium)
 for extra in ${QUORUMLOCK_EXTRA_PKGS:-}; do
   dpkg -s "$extra" >/dev/null 2>&1 || need_pkgs+=("$extra")
 done
