@@ -281,7 +281,9 @@ func (d *Sentinel) FailoverOptions(gi int) *redis.FailoverOptions {
 
 // Client returns a new sentinel-aware client of group gi: it asks the
 // sentinels for the master and follows failovers (caller closes it).
-func (d *Sentinel) Client(gi int) *redis.Client { return redis.NewFailoverClient(d.FailoverOptions(gi)) }
+func (d *Sentinel) Client(gi int) *redis.Client {
+	return redis.NewFailoverClient(d.FailoverOptions(gi))
+}
 
 // Master returns the server that a majority of the sentinels name as group
 // gi's master.
