@@ -27,13 +27,6 @@ func TestInspectAndForcedRecord(t *testing.T) {
 	if st.TTL <= 0 || st.TTL > 5*time.Second {
 		t.Fatalf("ttl %v", st.TTL)
 	}
-	// A read-write lock's mode field is reported, not taken for an owner.
-	if err := n.Client().HSet(ctx, n.Keys("ins").Lock, "mode", "write").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if st, _ = n.Inspect(ctx, "ins"); st.Mode != "write" || len(st.Holders) != 1 {
-		t.Fatalf("mode: %+v", st)
-	}
 
 	before := time.Now().Add(-time.Second)
 	if ok, err := n.ForceRelease(ctx, "ins", "bob@ops"); !ok || err != nil {
@@ -58,6 +51,33 @@ func TestInspectAndForcedRecord(t *testing.T) {
 	}
 	if st, _ = n.Inspect(ctx, "free"); st.Present || st.Forced == nil || st.Forced.Removed || st.Forced.By != "carol" {
 		t.Fatalf("forced free: %+v %+v", st, st.Forced)
+	}
+}
+
+// A read-write lock (rw_acquire.lua's layout): the mode field is reported,
+// owners come from the live shares, expired shares are not counted.
+func TestInspectReadWriteLayout(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	now := time.Now().UnixMilli()
+	key := n.Keys("rw").Lock
+	err := n.Client().HSet(ctx, key,
+		"\x00mode", "read",
+		"\x00a:1", fmt.Sprintf("r:%d:reader-1", now+60_000),
+		"\x00a:2", fmt.Sprintf("r:%d:reader-1", now+60_000),
+		"\x00a:3", fmt.Sprintf("r:%d:reader:2", now+60_000), // owners may contain ':'
+		"\x00a:4", fmt.Sprintf("r:%d:gone", now-60_000),
+	).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Client().PExpire(ctx, key, time.Minute)
+	st, err := n.Inspect(ctx, "rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode != "read" || st.Attempts != 3 || len(st.Holders) != 2 || st.Holders["reader-1"] != 2 || st.Holders["reader:2"] != 1 {
+		t.Fatalf("read-write state: %+v", st)
 	}
 }
 

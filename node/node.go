@@ -327,6 +327,7 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 	}
 	cs := make([]cmds, len(names))
 	pipe := n.client.TxPipeline()
+	tm := pipe.Time(ctx) // a read-write lock's shares carry deadlines on this clock
 	for i, name := range names {
 		k := n.Keys(name)
 		cs[i] = cmds{h: pipe.HGetAll(ctx, k.Lock), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
@@ -338,10 +339,19 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 		st := State{Holders: map[string]int64{}}
 		for field, v := range c.h.Val() {
 			switch {
-			case field == "mode" || field == "\x00mode":
-				// A read-write lock's mode (not an owner).
+			case field == "\x00mode":
+				// A read-write lock's mode (rw_acquire.lua).
 				st.Mode = v
 			case strings.HasPrefix(field, "\x00a:"):
+				// A plain lock's share is "1"; a read-write lock's is
+				// "r|w:deadline_ms:owner", and it alone names the owner.
+				if owner, live, ok := rwShare(v, tm.Val()); ok {
+					if live {
+						st.Attempts++
+						st.Holders[owner]++
+					}
+					continue
+				}
 				st.Attempts++
 			case strings.HasPrefix(field, "\x00"):
 				// Other internal fields are hidden.
@@ -362,6 +372,21 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 		out[i] = st
 	}
 	return nil
+}
+
+// rwShare parses a read-write lock's share "r|w:deadline_ms:owner"; live is
+// false once its deadline (on the server's clock now) has passed.
+func rwShare(v string, now time.Time) (owner string, live, ok bool) {
+	m, rest, ok1 := strings.Cut(v, ":")
+	dl, owner, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || (m != "r" && m != "w") {
+		return "", false, false
+	}
+	ms, err := strconv.ParseInt(dl, 10, 64)
+	if err != nil {
+		return "", false, false
+	}
+	return owner, ms > now.UnixMilli(), true
 }
 
 // Scan returns the names of the locks on this node whose names match the

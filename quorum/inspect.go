@@ -1,0 +1,263 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Verdict is what Inspect concludes about a lock from what the nodes say.
+type Verdict string
+
+const (
+	// HeldByQuorum: one owner (several for a read lock) holds the lock on at
+	// least a quorum of nodes. Inspection.Holders says who.
+	HeldByQuorum Verdict = "held"
+	// MinorityOnly: the lock is present on some nodes, but no owner has a
+	// quorum and none could have one even if every silent node held it for
+	// them. These are leftovers that block nobody and vanish at their TTL:
+	// attempts that failed or timed out (a node resumed after a pause runs the
+	// commands queued on its socket, so a timed-out attempt's key reappears),
+	// rollbacks that did not reach a node, or an acquisition under way.
+	MinorityOnly Verdict = "minority"
+	// Free: no answering node has the lock, and the silent nodes are too few
+	// to make a quorum.
+	Free Verdict = "free"
+	// Unknown: too many nodes did not answer to tell; with their votes an
+	// owner could hold a quorum.
+	Unknown Verdict = "unknown"
+)
+
+// NodeState is one node's view of a lock in an Inspection: what it holds
+// (node.State: present, owners and hold counts, remaining TTL, fencing
+// counter, read/write mode, last force-unlock) or, when it did not answer in
+// time, Err.
+type NodeState struct {
+	Node string
+	node.State
+	Err error
+}
+
+// Answered reports whether the node answered.
+func (s NodeState) Answered() bool { return s.Err == nil }
+
+// Inspection is the state of one lock across the client's nodes.
+type Inspection struct {
+	Name    string
+	Verdict Verdict
+	// Holders are the owners present on a quorum of nodes, sorted: one for
+	// a held lock, several for a read lock shared by readers, none otherwise.
+	Holders []string
+	// Mode is the read-write mode on the nodes holding it ("read" or
+	// "write"), "" for a plain lock.
+	Mode string
+	// TTL is how long the verdict lasts without renewal: for HeldByQuorum,
+	// until fewer than a quorum of nodes still hold it (the quorum-th longest
+	// TTL among them); for MinorityOnly, until the last leftover expires;
+	// otherwise 0.
+	TTL time.Duration
+	// Fence is the highest fencing counter among the answering nodes.
+	Fence int64
+	// Quorum is how many nodes an owner needs (n − the policy's failed
+	// locks limit); Answered is how many nodes answered.
+	Quorum, Answered int
+	// Forced is the latest force-unlock recorded on any node within
+	// node.ForcedRecordTTL, nil when none.
+	Forced *node.Forced
+	// Nodes has one entry per node, in the client's order.
+	Nodes []NodeState
+}
+
+// inspectNodeTimeout bounds each node's answer to Inspect, and each SCAN step
+// and batch of List, so a frozen node costs a bounded time.
+const inspectNodeTimeout = time.Second
+
+// Inspect reads lock name on every node in parallel and concludes a Verdict.
+// Each node gets at most one second (less if ctx ends sooner); a node that
+// does not answer has Err set in its NodeState and counts as unknown, never as
+// free. Inspect fails only on an empty name.
+func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
+	if name == "" {
+		return Inspection{}, errors.New("quorum: empty lock name")
+	}
+	ins, _ := c.inspectMany(ctx, []string{name})
+	return ins[0], nil
+}
+
+// List finds the locks whose names match the glob pattern ("" or "*" for all;
+// "orders/*", "user-?") on every node, with SCAN (never KEYS), merges them by
+// name and inspects each (see Inspect), sorted by name. A name present on any
+// answering node is listed, also leftovers on a single node. Nodes that fail
+// are named in the returned error (each a *NodeError), and the inspections
+// still come back, with those nodes' Err set.
+func (c *Client) List(ctx context.Context, pattern string) ([]Inspection, error) {
+	n := len(c.nodes)
+	found := make([][]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, nd := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i], errs[i] = scanNode(ctx, nd, pattern)
+			if errs[i] != nil {
+				errs[i] = &NodeError{Node: nd.Name(), Err: errs[i]}
+			}
+		}()
+	}
+	wg.Wait()
+	var names []string
+	for _, f := range found {
+		names = append(names, f...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	ins, ierrs := c.inspectMany(ctx, names)
+	for i := range errs {
+		if errs[i] == nil && ierrs[i] != nil {
+			errs[i] = &NodeError{Node: c.nodes[i].Name(), Err: ierrs[i]}
+		}
+	}
+	return ins, errors.Join(errs...)
+}
+
+// scanNode lists one node's lock names. A node that does not answer a probe
+// within inspectNodeTimeout is cut off at once; one that answers gets ten
+// times that for the whole scan (SCAN steps are short, but a key space can
+// be long), within ctx.
+func scanNode(ctx context.Context, nd *node.Node, pattern string) ([]string, error) {
+	pctx, cancel := context.WithTimeout(ctx, inspectNodeTimeout)
+	_, err := nd.Time(pctx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*inspectNodeTimeout)
+	defer cancel()
+	return nd.Scan(sctx, pattern, 500)
+}
+
+// inspectMany reads names on every node and concludes per name. It returns
+// the inspections in the order of names and each node's error.
+func (c *Client) inspectMany(ctx context.Context, names []string) ([]Inspection, []error) {
+	n := len(c.nodes)
+	states := make([][]node.State, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, nd := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A batch of inspectBatch names per second is plenty; scale the
+			// deadline for long lists.
+			d := inspectNodeTimeout * time.Duration(1+len(names)/1024)
+			nctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			states[i], errs[i] = nd.InspectMany(nctx, names)
+		}()
+	}
+	wg.Wait()
+	quorum := n - c.cfg.policy.FailedLocksLimit(n)
+	out := make([]Inspection, len(names))
+	for j, name := range names {
+		ns := make([]NodeState, n)
+		for i, nd := range c.nodes {
+			ns[i] = NodeState{Node: nd.Name(), Err: errs[i]}
+			if errs[i] == nil {
+				ns[i].State = states[i][j]
+			}
+		}
+		out[j] = conclude(name, quorum, ns)
+	}
+	return out, errs
+}
+
+// conclude derives the verdict of one lock from its nodes' states.
+func conclude(name string, quorum int, nodes []NodeState) Inspection {
+	ins := Inspection{Name: name, Quorum: quorum, Nodes: nodes}
+	votes := map[string]int{} // owner -> nodes holding it
+	present := 0
+	for _, s := range nodes {
+		if !s.Answered() {
+			continue
+		}
+		ins.Answered++
+		ins.Fence = max(ins.Fence, s.Fence)
+		if s.Forced != nil && (ins.Forced == nil || s.Forced.At.After(ins.Forced.At)) {
+			ins.Forced = s.Forced
+		}
+		if !s.Present {
+			continue
+		}
+		present++
+		for owner := range s.Holders {
+			votes[owner]++
+		}
+	}
+	silent := len(nodes) - ins.Answered
+	best := 0
+	for owner, v := range votes {
+		best = max(best, v)
+		if v >= quorum {
+			ins.Holders = append(ins.Holders, owner)
+		}
+	}
+	slices.Sort(ins.Holders)
+	switch {
+	case len(ins.Holders) > 0:
+		ins.Verdict = HeldByQuorum
+	case best+silent >= quorum:
+		// Also a name absent from every answering node when the silent
+		// nodes alone make a quorum.
+		ins.Verdict = Unknown
+	case present > 0:
+		ins.Verdict = MinorityOnly
+	default:
+		ins.Verdict = Free
+	}
+
+	var ttls []time.Duration
+	modes := map[string]int{}
+	for _, s := range nodes {
+		if !s.Answered() || !s.Present {
+			continue
+		}
+		switch ins.Verdict {
+		case HeldByQuorum:
+			if holdsAny(s, ins.Holders) {
+				ttls = append(ttls, s.TTL)
+				if s.Mode != "" {
+					modes[s.Mode]++
+				}
+			}
+		case MinorityOnly:
+			ins.TTL = max(ins.TTL, s.TTL)
+		}
+	}
+	if len(ttls) >= quorum {
+		slices.Sort(ttls)
+		ins.TTL = ttls[len(ttls)-quorum]
+	}
+	for m, k := range modes {
+		if k > modes[ins.Mode] || (k == modes[ins.Mode] && m < ins.Mode) {
+			ins.Mode = m
+		}
+	}
+	return ins
+}
+
+func holdsAny(s NodeState, owners []string) bool {
+	for _, o := range owners {
+		if _, ok := s.Holders[o]; ok {
+			return true
+		}
+	}
+	return false
+}

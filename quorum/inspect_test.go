@@ -1,0 +1,289 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+// leftover writes lock name for owner on the given nodes only, as a timed-out
+// or half rolled-back attempt leaves it (a resumed node runs the acquire that
+// was queued on its socket).
+func leftover(t *testing.T, c *Client, name, owner string, ttl time.Duration, nodes ...int) {
+	t.Helper()
+	for _, i := range nodes {
+		ok, _, _, err := c.Nodes()[i].Lock(name, owner, "stale-attempt", true).Acquire(t.Context(), ttl)
+		if !ok || err != nil {
+			t.Fatalf("leftover on node %d: %v %v", i, ok, err)
+		}
+	}
+}
+
+func resumeAll(servers []*localredis.Server) {
+	for _, s := range servers {
+		if s.Paused() {
+			_ = s.Resume()
+		}
+	}
+}
+
+// Five real nodes: a held lock, a lock on a minority only, a free name, and
+// the same with nodes that do not answer.
+func TestInspectVerdicts(t *testing.T) {
+	servers, clients := cluster(t, 5)
+	c := newClient(t, clients, WithTTL(5*time.Second), WithFencing())
+	ctx := t.Context()
+	t.Cleanup(func() { resumeAll(servers) })
+
+	lease, err := mustMutex(t, c, "jobs/held", WithOwner("alice")).TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock(context.Background())
+	leftover(t, c, "jobs/stale", "ghost", 5*time.Second, 3, 4)
+	leftover(t, c, "jobs/stale1", "ghost", 5*time.Second, 4)
+
+	type want struct {
+		verdict  Verdict
+		holders  []string
+		answered int
+	}
+	check := func(t *testing.T, ins Inspection, w want) {
+		t.Helper()
+		if ins.Verdict != w.verdict || !slices.Equal(ins.Holders, w.holders) || ins.Answered != w.answered || ins.Quorum != 3 || len(ins.Nodes) != 5 {
+			t.Fatalf("%s: verdict %q holders %q answered %d quorum %d, want %q %q %d 3",
+				ins.Name, ins.Verdict, ins.Holders, ins.Answered, ins.Quorum, w.verdict, w.holders, w.answered)
+		}
+		for i, ns := range ins.Nodes {
+			if ns.Node != c.Nodes()[i].Name() {
+				t.Fatalf("node %d named %q, want %q", i, ns.Node, c.Nodes()[i].Name())
+			}
+		}
+	}
+
+	t.Run("all nodes answer", func(t *testing.T) {
+		held, _ := c.Inspect(ctx, "jobs/held")
+		check(t, held, want{HeldByQuorum, []string{"alice"}, 5})
+		if held.TTL <= 0 || held.TTL > 5*time.Second || held.Fence < 1 || held.Fence != lease.Token() {
+			t.Fatalf("held: ttl %v fence %d (token %d)", held.TTL, held.Fence, lease.Token())
+		}
+		// TryLock returns at a quorum of grants; the last nodes may still
+		// be answering.
+		present := 0
+		for _, ns := range held.Nodes {
+			if !ns.Answered() {
+				t.Fatalf("%s did not answer: %v", ns.Node, ns.Err)
+			}
+			if ns.Present {
+				present++
+				if ns.Holders["alice"] != 1 || len(ns.Holders) != 1 || ns.TTL <= 0 || ns.Fence < 1 {
+					t.Fatalf("held on %s: %+v", ns.Node, ns)
+				}
+			}
+		}
+		if present < 3 {
+			t.Fatalf("held on %d nodes", present)
+		}
+
+		stale, _ := c.Inspect(ctx, "jobs/stale")
+		check(t, stale, want{MinorityOnly, nil, 5})
+		if stale.TTL <= 0 {
+			t.Fatalf("stale: leftovers' TTL %v", stale.TTL)
+		}
+		for i, ns := range stale.Nodes {
+			if ns.Present != (i == 3 || i == 4) || (ns.Present && ns.Holders["ghost"] != 1) {
+				t.Fatalf("stale on node %d: %+v", i, ns)
+			}
+		}
+
+		free, _ := c.Inspect(ctx, "jobs/none")
+		check(t, free, want{Free, nil, 5})
+		if free.TTL != 0 || free.Forced != nil {
+			t.Fatalf("free: %+v", free)
+		}
+
+		list, err := c.List(ctx, "jobs/*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 3 || list[0].Name != "jobs/held" || list[0].Verdict != HeldByQuorum ||
+			list[1].Name != "jobs/stale" || list[1].Verdict != MinorityOnly || list[2].Name != "jobs/stale1" || list[2].Verdict != MinorityOnly {
+			t.Fatalf("List: %+v", list)
+		}
+		if l, _ := c.List(ctx, "other/*"); len(l) != 0 {
+			t.Fatalf("List(other/*) = %+v", l)
+		}
+	})
+
+	t.Run("one node does not answer", func(t *testing.T) {
+		if err := servers[0].Pause(); err != nil {
+			t.Fatal(err)
+		}
+		defer servers[0].Resume()
+		list, err := c.List(ctx, "")
+		var ne *NodeError
+		if !errors.As(err, &ne) || ne.Node != c.Nodes()[0].Name() {
+			t.Fatalf("List error %v, want a NodeError for %s", err, c.Nodes()[0].Name())
+		}
+		if len(list) != 3 {
+			t.Fatalf("List with a node frozen: %+v", list)
+		}
+		check(t, list[0], want{HeldByQuorum, []string{"alice"}, 4})
+		// ghost holds 2 nodes: with the silent one it could have 3.
+		check(t, list[1], want{Unknown, nil, 4})
+		check(t, list[2], want{MinorityOnly, nil, 4})
+		if list[0].Nodes[0].Err == nil || list[0].Nodes[0].Answered() {
+			t.Fatal("frozen node reported as answering")
+		}
+		free, _ := c.Inspect(ctx, "jobs/none")
+		check(t, free, want{Free, nil, 4})
+	})
+
+	t.Run("three nodes do not answer", func(t *testing.T) {
+		for _, s := range servers[2:] {
+			if err := s.Pause(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer resumeAll(servers)
+		// Two nodes say alice, three are silent: it may be held, or not.
+		held, _ := c.Inspect(ctx, "jobs/held")
+		check(t, held, want{Unknown, nil, 2})
+		free, _ := c.Inspect(ctx, "jobs/none")
+		check(t, free, want{Unknown, nil, 2})
+	})
+}
+
+// ForceUnlock records who did it; a later Inspect shows the record, List no
+// longer lists the name, and the fencing counter stays.
+func TestForceUnlockIsRecorded(t *testing.T) {
+	_, clients := cluster(t, 3)
+	c := newClient(t, clients, WithFencing())
+	ctx := t.Context()
+	lease, err := mustMutex(t, c, "rec").TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ForceUnlock(ctx, "rec", ""); err == nil {
+		t.Fatal("ForceUnlock without who does it succeeded")
+	}
+	before := time.Now().Add(-time.Second)
+	n, err := c.ForceUnlock(ctx, "rec", "ops:alice")
+	if err != nil || n != 3 {
+		t.Fatalf("ForceUnlock = %d, %v; want 3 nodes", n, err)
+	}
+	ins, _ := c.Inspect(ctx, "rec")
+	if ins.Verdict != Free || ins.Forced == nil || ins.Forced.By != "ops:alice" || ins.Forced.At.Before(before) || !ins.Forced.Removed || ins.Fence != lease.Token() {
+		t.Fatalf("after force: %+v forced %+v", ins, ins.Forced)
+	}
+	if l, err := c.List(ctx, "*"); err != nil || len(l) != 0 {
+		t.Fatalf("List after force: %+v %v", l, err)
+	}
+	if err := lease.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Unlock of a forced lease: %v, want ErrNotHeld", err)
+	}
+}
+
+// A waiter blocked in Lock wakes as soon as an operator forces the lock,
+// not at the holder's TTL or its own retry interval (both far away here).
+func TestForceUnlockWakesWaiter(t *testing.T) {
+	_, clients := cluster(t, 5)
+	const ttl = 20 * time.Second
+	holder := newClient(t, clients, WithTTL(ttl))
+	waiter := newClient(t, clients, WithTTL(ttl), WithRetryInterval(ttl))
+	ctx := t.Context()
+	held, err := mustMutex(t, holder, "wake").TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock(context.Background())
+
+	got := make(chan error, 1)
+	var won *Lease
+	bob := mustMutex(t, waiter, "wake", WithOwner("bob"))
+	go func() {
+		l, err := bob.Lock(ctx)
+		won = l
+		got <- err
+	}()
+	// Wait until the waiter listens on every node.
+	channel := waiter.Nodes()[0].Keys("wake").Channel
+	deadline := time.Now().Add(5 * time.Second)
+	for _, nd := range waiter.Nodes() {
+		for nd.Client().PubSubNumSub(ctx, channel).Val()[channel] < 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("waiter never subscribed")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // its post-subscription try is done
+	start := time.Now()
+	if _, err := holder.ForceUnlock(ctx, "wake", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		took := time.Since(start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer won.Unlock(context.Background())
+		// Generous: the alternatives are the TTL and the retry interval (20 s).
+		if took > 3*time.Second {
+			t.Fatalf("waiter took %v after the force-unlock", took)
+		}
+		t.Logf("waiter acquired %v after the force-unlock", took)
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiter not woken by the force-unlock")
+	}
+	ins, _ := holder.Inspect(ctx, "wake")
+	if ins.Verdict != HeldByQuorum || !slices.Equal(ins.Holders, []string{"bob"}) || ins.Forced == nil || ins.Forced.By != "ops" {
+		t.Fatalf("after hand-over: %+v forced %+v", ins, ins.Forced)
+	}
+}
+
+func TestConclude(t *testing.T) {
+	down := errors.New("no answer")
+	held := func(owners ...string) NodeState {
+		s := NodeState{}
+		s.Present = true
+		s.TTL = time.Second
+		s.Holders = map[string]int64{}
+		for _, o := range owners {
+			s.Holders[o] = 1
+		}
+		return s
+	}
+	free := NodeState{}
+	silent := NodeState{Err: down}
+	tests := []struct {
+		name    string
+		nodes   []NodeState
+		verdict Verdict
+		holders []string
+	}{
+		{"all free", []NodeState{free, free, free}, Free, nil},
+		{"quorum", []NodeState{held("a"), held("a"), free}, HeldByQuorum, []string{"a"}},
+		{"quorum with one silent", []NodeState{held("a"), held("a"), silent}, HeldByQuorum, []string{"a"}},
+		{"readers share", []NodeState{held("r1", "r2"), held("r1", "r2"), held("r1")}, HeldByQuorum, []string{"r1", "r2"}},
+		{"minority", []NodeState{held("a"), free, free}, MinorityOnly, nil},
+		{"split vote", []NodeState{held("a"), held("b"), free, free, free}, MinorityOnly, nil},
+		{"minority could be quorum", []NodeState{held("a"), silent, free}, Unknown, nil},
+		{"free with too many silent", []NodeState{free, silent, silent}, Unknown, nil},
+		{"free with one silent", []NodeState{free, free, silent}, Free, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := len(tt.nodes)/2 + 1
+			ins := conclude("x", q, tt.nodes)
+			if ins.Verdict != tt.verdict || !slices.Equal(ins.Holders, tt.holders) {
+				t.Fatalf("verdict %q holders %q, want %q %q", ins.Verdict, ins.Holders, tt.verdict, tt.holders)
+			}
+		})
+	}
+}
