@@ -63,6 +63,14 @@
 // (Nemesis.Moves). Both write every Inject and Recover with timestamps to a
 // Recorder, whose Windows give the intervals a report draws.
 //
+// # Running the suite
+//
+//	go test -race ./chaos/                                  # every fault against real servers, well under 5 min
+//	go test -race -run TestSoak ./chaos/ -args -chaos.soak=10m [-chaos.seed=N]
+//
+// The soak test runs a random nemesis over every fault of a five-master
+// cluster and a sentinel-watched group; it logs its seed for replay.
+//
 // # Environment
 //
 // The local backend needs redis-server (and redis-sentinel for sentinels).

@@ -43,6 +43,17 @@ func timeoutToxic(name, stream string) Toxic {
 	return Toxic{Name: name, Type: "timeout", Stream: stream, Attributes: map[string]any{"timeout": 0}}
 }
 
+// addBoth adds an upstream and a downstream toxic, or neither.
+func addBoth(ctx context.Context, p *Proxy, up, down Toxic) error {
+	if err := p.AddToxic(ctx, up); err != nil {
+		return err
+	}
+	if err := p.AddToxic(ctx, down); err != nil {
+		return errors.Join(err, p.RemoveToxic(context.WithoutCancel(ctx), up.Name))
+	}
+	return nil
+}
+
 // removeAndReset removes toxics (ignoring ones already gone) and then closes
 // the proxy's connections, whose streams lost bytes.
 func removeAndReset(ctx context.Context, p *Proxy, names ...string) error {
@@ -91,13 +102,7 @@ func (f *Partition) Inject(ctx context.Context) error {
 	if f.Loud {
 		return f.Proxy.Disable(ctx)
 	}
-	if err := f.Proxy.AddToxic(ctx, timeoutToxic(toxicPartitionUp, "upstream")); err != nil {
-		return err
-	}
-	if err := f.Proxy.AddToxic(ctx, timeoutToxic(toxicPartitionDown, "downstream")); err != nil {
-		return errors.Join(err, f.Proxy.RemoveToxic(context.WithoutCancel(ctx), toxicPartitionUp))
-	}
-	return nil
+	return addBoth(ctx, f.Proxy, timeoutToxic(toxicPartitionUp, "upstream"), timeoutToxic(toxicPartitionDown, "downstream"))
 }
 
 // Recover heals the link.
@@ -145,13 +150,9 @@ func (f *Latency) String() string {
 // Inject adds the delay.
 func (f *Latency) Inject(ctx context.Context) error {
 	attrs := map[string]any{"latency": f.Latency.Milliseconds(), "jitter": f.Jitter.Milliseconds()}
-	if err := f.Proxy.AddToxic(ctx, Toxic{Name: toxicLatencyUp, Type: "latency", Stream: "upstream", Attributes: attrs}); err != nil {
-		return err
-	}
-	if err := f.Proxy.AddToxic(ctx, Toxic{Name: toxicLatencyDown, Type: "latency", Stream: "downstream", Attributes: attrs}); err != nil {
-		return errors.Join(err, f.Proxy.RemoveToxic(context.WithoutCancel(ctx), toxicLatencyUp))
-	}
-	return nil
+	return addBoth(ctx, f.Proxy,
+		Toxic{Name: toxicLatencyUp, Type: "latency", Stream: "upstream", Attributes: attrs},
+		Toxic{Name: toxicLatencyDown, Type: "latency", Stream: "downstream", Attributes: attrs})
 }
 
 // Recover removes the delay; data already delayed is still delivered.
@@ -177,13 +178,9 @@ func (f *Bandwidth) Inject(ctx context.Context) error {
 		return fmt.Errorf("chaos: bandwidth limit must be positive, got %d KB/s", f.KBps)
 	}
 	attrs := map[string]any{"rate": f.KBps}
-	if err := f.Proxy.AddToxic(ctx, Toxic{Name: toxicBandwidthUp, Type: "bandwidth", Stream: "upstream", Attributes: attrs}); err != nil {
-		return err
-	}
-	if err := f.Proxy.AddToxic(ctx, Toxic{Name: toxicBandwidthDown, Type: "bandwidth", Stream: "downstream", Attributes: attrs}); err != nil {
-		return errors.Join(err, f.Proxy.RemoveToxic(context.WithoutCancel(ctx), toxicBandwidthUp))
-	}
-	return nil
+	return addBoth(ctx, f.Proxy,
+		Toxic{Name: toxicBandwidthUp, Type: "bandwidth", Stream: "upstream", Attributes: attrs},
+		Toxic{Name: toxicBandwidthDown, Type: "bandwidth", Stream: "downstream", Attributes: attrs})
 }
 
 // Recover removes the limit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,12 +244,8 @@ func startLocalNode(ctx context.Context, c *Cluster, n *Node, cfg localredis.Con
 }
 
 func portOf(addr string) string {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == ':' {
-			return addr[i+1:]
-		}
-	}
-	return addr
+	_, port, _ := net.SplitHostPort(addr)
+	return port
 }
 
 // startLocalSentinels starts topo.Sentinels redis-sentinel processes watching
