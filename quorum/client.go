@@ -58,6 +58,7 @@ type config struct {
 	fencing        bool
 	clock          drift.Clock
 	prefix         string
+	observer       Observer // WithObserver, WithLogger (observer.go); nil: none
 }
 
 // Option configures a Client.

@@ -40,10 +40,11 @@ type Lease struct {
 	// lease: nothing runs between renewals, and Unlock only stops it.
 	timer    *time.Timer
 	renewing sync.WaitGroup
+	acquired time.Time // when the lease was obtained (observer.go: hold time)
 }
 
 func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
-	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0}
+	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, acquired: time.Now()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.watchdog {
@@ -58,14 +59,16 @@ func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
 // context if one was handed out.
 func (l *Lease) end(cause error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.cause != nil {
+		l.mu.Unlock()
 		return
 	}
 	l.cause = cause
 	if l.cancel != nil {
 		l.cancel(cause)
 	}
+	l.mu.Unlock()
+	l.observeEnd(cause) // observer.go
 }
 
 // Until is the end of the lease's validity on the client's monotonic clock:
@@ -114,7 +117,7 @@ func (l *Lease) Extend(ctx context.Context) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	if _, err := l.ml.Extend(ctx, l.ttl); err != nil {
+	if _, err := l.observedExtend(ctx, false); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -147,7 +150,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), l.m.c.cfg.releaseTimeout)
 		defer cancel()
 	}
-	_, err := l.ml.Release(ctx)
+	_, err := l.observedRelease(ctx, ended)
 	l.end(ErrUnlocked)
 	if ended != nil {
 		return errors.Join(ended, err)
@@ -176,7 +179,7 @@ func (l *Lease) renew() {
 		return
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), until)
-	_, err := l.ml.Extend(ctx, l.ttl)
+	_, err := l.observedExtend(ctx, true)
 	cancel()
 	next := l.ttl / 3
 	switch {

@@ -144,7 +144,7 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 	}
 	actx, cancel := context.WithTimeout(ctx, m.c.cfg.attemptTimeout)
 	defer cancel()
-	_, wait, _, err := ml.Acquire(actx, m.ttl())
+	_, wait, _, err := m.observedAcquire(actx, ml) // observer.go
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = errors.Join(err, cerr)
@@ -170,7 +170,8 @@ func splitBackoff() time.Duration {
 // TryLock tries once, on every node in parallel, and returns a lease or an
 // error wrapping ErrNotObtained (with per-node detail). It never waits for
 // the lock; it takes at most the attempt timeout.
-func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
+func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
+	defer m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
 	owner := m.owner()
 	ml, _, err := m.try(ctx, owner)
 	if err != nil {
@@ -185,7 +186,8 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // it tries again after the holder's remaining TTL or the jittered retry
 // interval, whichever comes first. A cancelled wait reports
 // errors.Join(ErrNotObtained, ..., ctx.Err()).
-func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
+func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
+	defer m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
 	owner := m.owner()
 	var (
 		signal  chan struct{}
