@@ -1,0 +1,314 @@
+package node
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed fair_lib.lua
+	fairLibLua string
+	//go:embed fair_ticket.lua
+	fairTicketLua string
+	//go:embed fair_acquire.lua
+	fairAcquireLua string
+	//go:embed fair_release.lua
+	fairReleaseLua string
+	//go:embed fair_leave.lua
+	fairLeaveLua string
+
+	// Each fair script is the shared helpers followed by its own body.
+	fairTicketScript  = redis.NewScript(fairLibLua + fairTicketLua)
+	fairAcquireScript = redis.NewScript(fairLibLua + fairAcquireLua)
+	fairReleaseScript = redis.NewScript(fairLibLua + fairReleaseLua)
+	fairLeaveScript   = redis.NewScript(fairLibLua + fairLeaveLua)
+)
+
+// FairKeys are the Redis names a fair lock uses besides Keys(name). They
+// share the hash tag {name}, so a Cluster keeps them in the lock's slot.
+type FairKeys struct {
+	Queue     string // zset waiter → ticket (0: taking a ticket, −1: left)
+	Deadlines string // zset waiter → deadline, ms on the node's clock
+	Ticket    string // ticket counter
+	Wake      string // prefix of the per-waiter wake channels: Wake + waiter
+}
+
+// FairKeys returns the queue key names of fair lock name.
+func (n *Node) FairKeys(name string) FairKeys {
+	base := n.prefix + "{" + name + "}"
+	return FairKeys{Queue: base + ":queue", Deadlines: base + ":queue:deadlines", Ticket: base + ":ticket", Wake: base + ":wake:"}
+}
+
+// fairKeys is the KEYS list every fair script takes (see fair_lib.lua).
+func (n *Node) fairKeys(name string) []string {
+	k, f := n.Keys(name), n.FairKeys(name)
+	return []string{k.Lock, f.Queue, f.Deadlines, f.Ticket, k.Fence}
+}
+
+// Waiter is one place in the line of a fair lock: a waiter id unique per
+// ticket, the ticket, and how long its entry lives on a node without being
+// refreshed.
+type Waiter struct {
+	ID      string
+	Ticket  int64
+	Timeout time.Duration
+}
+
+// QueueMode says what a fair acquisition does with the caller's entry.
+type QueueMode int
+
+const (
+	// NoQueue (TryLock): no entry; grant only when the lock is free and
+	// nobody is in line.
+	NoQueue QueueMode = iota
+	// Enqueue: phase two of the ticket. Write the ticket back set-if-greater
+	// and place the entry at it (first contact with this node).
+	Enqueue
+	// Refresh: the entry must still be there; refresh its deadline. When it
+	// is gone the attempt is refused and Entry reports EntryGone.
+	Refresh
+)
+
+func (m QueueMode) arg() string {
+	switch m {
+	case Enqueue:
+		return "enqueue"
+	case Refresh:
+		return "refresh"
+	}
+	return "try"
+}
+
+// Entry is what a node said about the caller's entry in its last answer.
+type Entry int32
+
+const (
+	EntryUnknown Entry = iota // no answer yet, or NoQueue
+	EntryKept                 // the entry was there (from the ticket or before) and was refreshed
+	EntryNew                  // the entry was not there and was placed now
+	EntryGone                 // the entry is gone: its deadline passed, or the waiter left
+)
+
+func (e Entry) String() string {
+	switch e {
+	case EntryKept:
+		return "kept"
+	case EntryNew:
+		return "new"
+	case EntryGone:
+		return "gone"
+	}
+	return "unknown"
+}
+
+// TakeTicket is phase one of a waiter's ticket: it counts the node's ticket
+// counter up and puts the waiter in line as taking a ticket, which holds
+// back every grant on this node until the waiter places its ticket
+// (FairLock with Enqueue) or leaves, or timeout passes. It returns the
+// counter's new value; the ticket is the highest value of a majority.
+func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time.Duration) (int64, error) {
+	var v int64
+	err := n.call(ctx, func(ctx context.Context) error {
+		var e error
+		v, e = fairTicketScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout)).Int64()
+		return e
+	})
+	return v, err
+}
+
+// Leave takes waiter out of the line of fair lock name and wakes the next
+// waiter if it was first. A tombstone keeps a late message of the waiter
+// from putting it back for timeout.
+func (n *Node) Leave(ctx context.Context, name, waiter string, timeout time.Duration) error {
+	k, f := n.Keys(name), n.FairKeys(name)
+	return n.call(ctx, func(ctx context.Context) error {
+		return fairLeaveScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout), f.Wake, k.Channel).Err()
+	})
+}
+
+// FairLock returns the handle of one acquisition attempt of fair lock name
+// by owner on this node, for waiter w (ignored with NoQueue). The lock hash,
+// fencing counter, Extend and Fence are those of a plain lock of the same
+// name: a fair grant also waits for a plain holder. What differs is the
+// grant (only to the first in line), and the release, which wakes exactly
+// the next waiter on its own channel.
+func (n *Node) FairLock(name, owner, attempt string, w Waiter, mode QueueMode, fencing bool) *FairLock {
+	k, f := n.Keys(name), n.FairKeys(name)
+	if mode == NoQueue {
+		w = Waiter{}
+	}
+	return &FairLock{
+		l:   &Lock{n: n, keys: []string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, fencing: fencing},
+		all: n.fairKeys(name), wake: f.Wake, w: w, mode: mode,
+	}
+}
+
+// FairLock is one attempt's handle on one node of a fair lock: what the
+// multilock core drives. Extend and Fence are the plain lock's.
+type FairLock struct {
+	l     *Lock // the plain lock's handle: Extend, Fence
+	all   []string
+	wake  string
+	w     Waiter
+	mode  QueueMode
+	entry atomic.Int32
+	held  atomic.Bool
+}
+
+func (l *FairLock) String() string { return l.l.n.name }
+
+// Node is the node the lock lives on.
+func (l *FairLock) Node() *Node { return l.l.n }
+
+// Extend re-arms the TTL where this attempt holds a share; never acquires.
+func (l *FairLock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
+	return l.l.Extend(ctx, ttl)
+}
+
+// ExtendChecked is Extend with checks in the same round trip.
+func (l *FairLock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks) (bool, Checked, error) {
+	return l.l.ExtendChecked(ctx, ttl, chk)
+}
+
+// Fence writes token back set-if-greater where this attempt's grant stands.
+func (l *FairLock) Fence(ctx context.Context, token int64) (bool, error) {
+	return l.l.Fence(ctx, token)
+}
+
+// FenceChecked is Fence with checks in the same round trip.
+func (l *FairLock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
+	return l.l.FenceChecked(ctx, token, chk)
+}
+
+// Entry is what this node said about the waiter's entry in its answer to
+// Acquire (EntryUnknown before the answer).
+func (l *FairLock) Entry() Entry { return Entry(l.entry.Load()) }
+
+// Mode is the attempt's queue mode.
+func (l *FairLock) Mode() QueueMode { return l.mode }
+
+// Hold marks the attempt as the lock's holder: its Release then also takes
+// the waiter out of line. Before Hold, Release gives back a failed
+// attempt's grant and keeps the waiter's place.
+func (l *FairLock) Hold() { l.held.Store(true) }
+
+// Acquire places or refreshes the waiter's entry and grants when the lock is
+// free and the waiter is first in line.
+func (l *FairLock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
+	granted, remaining, fence, _, err = l.AcquireChecked(ctx, ttl, Checks{})
+	return
+}
+
+// AcquireChecked is Acquire with checks in the same round trip.
+func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
+	b := l.l
+	args := []any{b.owner, ms(ttl), b.attempt, b.fenceArg(), l.w.ID, l.w.Ticket, l.mode.arg(), ms(l.w.Timeout), l.wake, b.channel}
+	res, c, err := b.n.runChecked(ctx, fairAcquireScript, l.all, args, chk)
+	if err != nil {
+		return false, 0, 0, c, err
+	}
+	v, err := res.Int64Slice()
+	if err != nil {
+		return false, 0, 0, c, err
+	}
+	if len(v) != 3 {
+		return false, 0, 0, c, fmt.Errorf("node: fair acquire script answered %v", v)
+	}
+	l.entry.Store(int32(v[2]))
+	granted, remaining, fence = acquireAnswer(v[:2])
+	return granted, remaining, fence, c, nil
+}
+
+// Release gives back this attempt's share and wakes the next waiter when
+// the lock became free. After Hold it also takes the waiter out of line.
+func (l *FairLock) Release(ctx context.Context) (bool, error) {
+	waiter := ""
+	if l.held.Load() {
+		waiter = l.w.ID
+	}
+	b := l.l
+	v, err := b.int(ctx, fairReleaseScript, l.all, b.owner, b.attempt, waiter, ms(l.w.Timeout), l.wake, b.channel)
+	return v == 1, err
+}
+
+// WatchWaiter registers signal to be notified when waiter is first in line
+// of fair lock name and the lock became free on this node: the fair scripts
+// publish on the waiter's own channel (FairKeys.Wake + waiter), so exactly
+// one waiter wakes per release, in whatever process it runs. It shares the
+// node's pub/sub connection with Watch; ready is told once the subscription
+// is confirmed. Stop it (Stop(false)) when the wait ends.
+func (n *Node) WatchWaiter(name, waiter string, signal, ready chan<- struct{}) *Watch {
+	n.subMu.Lock()
+	if n.sub == nil {
+		n.sub = newSubscriber(n)
+	}
+	s := n.sub
+	n.subMu.Unlock()
+	w := &Watch{s: s, channel: n.FairKeys(name).Wake + waiter, signal: signal, notify: ready, ready: make(chan struct{})}
+	s.add(w)
+	return w
+}
+
+// QueueEntry is one waiter in the line of a fair lock on one node.
+type QueueEntry struct {
+	Waiter string
+	// Ticket is the waiter's ticket; 0 while it is taking one.
+	Ticket int64
+	// TTL is how long the entry lives unless refreshed.
+	TTL time.Duration
+}
+
+// Queue reads the line of fair lock name on this node, first waiter first.
+// Entries whose deadline has passed and waiters that left are not listed.
+func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
+	f := n.FairKeys(name)
+	var out []QueueEntry
+	err := n.call(ctx, func(ctx context.Context) error {
+		pipe := n.client.TxPipeline()
+		q := pipe.ZRangeByScoreWithScores(ctx, f.Queue, &redis.ZRangeBy{Min: "0", Max: "+inf"})
+		d := pipe.ZRangeWithScores(ctx, f.Deadlines, 0, -1)
+		now := pipe.Time(ctx)
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		deadline := map[string]float64{}
+		for _, z := range d.Val() {
+			deadline[z.Member.(string)] = z.Score
+		}
+		nowMs := float64(now.Val().UnixMilli())
+		for _, z := range q.Val() {
+			id := z.Member.(string)
+			left := deadline[id] - nowMs
+			if left < 0 {
+				continue
+			}
+			out = append(out, QueueEntry{Waiter: id, Ticket: int64(z.Score), TTL: time.Duration(left) * time.Millisecond})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// TicketCounter reads the ticket counter of fair lock name (0 when none).
+func (n *Node) TicketCounter(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := n.call(ctx, func(ctx context.Context) error {
+		s, err := n.client.Get(ctx, n.FairKeys(name).Ticket).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		v, err = strconv.ParseInt(s, 10, 64)
+		return err
+	})
+	return v, err
+}

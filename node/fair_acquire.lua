@@ -1,0 +1,91 @@
+-- One fair acquisition attempt of one waiter on this node: place or refresh
+-- the waiter's entry, then grant when the lock is free and the waiter is
+-- first in line.
+-- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count
+-- fencing, ARGV[5] waiter ("" with mode "try"), ARGV[6] ticket,
+-- ARGV[7] mode: "try" (no entry: grant only when nobody is in line),
+-- "enqueue" (phase two of the ticket: write it back and place the entry),
+-- "refresh" (the entry must still be there; refresh its deadline),
+-- ARGV[8] entry timeout in ms, ARGV[9] wake channel prefix, ARGV[10] unlock
+-- channel
+-- Returns {1, fence, entry} when granted, {0, wait in ms, entry} when not;
+-- entry: 0 none (try), 1 the entry was there, 2 placed anew, 3 gone.
+local now = now_ms()
+local changed = purge(now)
+local att = '\0a:' .. ARGV[3]
+local waiter, mode, timeout = ARGV[5], ARGV[7], tonumber(ARGV[8])
+local function fence(bump)
+  if ARGV[4] ~= '1' then return 0 end
+  if bump then return redis.call('incr', KEYS[5]) end
+  return tonumber(redis.call('get', KEYS[5]) or '0')
+end
+local function rearm()
+  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+  end
+end
+
+local entry = 0
+if mode ~= 'try' then
+  local s = redis.call('zscore', KEYS[2], waiter)
+  if s and tonumber(s) < 0 then
+    -- The waiter left; this is a late message of it. Never put it back.
+    entry = 3
+  elseif mode == 'enqueue' then
+    -- Write the ticket back set-if-greater: any ticket taken after this
+    -- on a majority overlapping this one is higher.
+    local t = tonumber(ARGV[6])
+    if tonumber(redis.call('get', KEYS[4]) or '0') < t then
+      redis.call('set', KEYS[4], t)
+    end
+    if s then
+      entry = 1
+      -- A waiter that was taking its ticket no longer holds the line back.
+      if tonumber(s) == 0 then changed = true end
+    else
+      entry = 2
+    end
+    redis.call('zadd', KEYS[2], t, waiter)
+  elseif s then
+    entry = 1
+  else
+    -- Its deadline passed (it did not refresh in time) or the node lost it.
+    entry = 3
+  end
+  if entry == 1 or entry == 2 then
+    redis.call('zadd', KEYS[3], now + timeout, waiter)
+    keep(timeout)
+  end
+end
+
+-- This attempt already holds it (a retried call whose reply was lost).
+if redis.call('hexists', KEYS[1], att) == 1 then
+  rearm()
+  return {1, fence(false), entry}
+end
+-- Held by the same owner: reentrant, whatever the line says (as Redisson).
+if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[1], 1)
+  redis.call('hset', KEYS[1], att, 1)
+  rearm()
+  return {1, fence(false), entry}
+end
+-- Held by another owner (fair or plain): wait for its claim.
+if redis.call('exists', KEYS[1]) == 1 then
+  return {0, redis.call('pttl', KEYS[1]), entry}
+end
+-- Free. Grant only to the first in line (with "try": only when nobody is).
+local h = head()
+if entry == 3 or (#h > 0 and h[1] ~= waiter) then
+  -- Whoever is first now may not know yet that it is (an entry before it
+  -- expired, or a waiter taking its ticket placed it).
+  if changed then wake(ARGV[9], ARGV[10]) end
+  local wait = 0
+  if #h > 0 then
+    wait = math.max(tonumber(redis.call('zscore', KEYS[3], h[1]) or now) - now, 1)
+  end
+  return {0, wait, entry}
+end
+redis.call('hset', KEYS[1], ARGV[1], 1, att, 1)
+redis.call('pexpire', KEYS[1], ARGV[2])
+return {1, fence(true), entry}
