@@ -66,14 +66,14 @@ type Observer struct {
 	cfg    config
 	tracer trace.Tracer
 
-	attempts  metric.Int64Counter
-	acquire   metric.Float64Histogram
-	hold      metric.Float64Histogram
-	renewals  metric.Int64Counter
-	lost      metric.Int64Counter
-	held      metric.Int64UpDownCounter
-	votes     metric.Int64Counter
-	nodeRTT   metric.Float64Histogram
+	attempts metric.Int64Counter
+	acquire  metric.Float64Histogram
+	hold     metric.Float64Histogram
+	renewals metric.Int64Counter
+	lost     metric.Int64Counter
+	held     metric.Int64UpDownCounter
+	votes    metric.Int64Counter
+	nodeRTT  metric.Float64Histogram
 }
 
 var _ quorum.Observer = (*Observer)(nil)
@@ -223,4 +223,3 @@ func VoteOf(v quorum.Vote) string {
 	}
 	return VoteRefused
 }
-
