@@ -90,6 +90,12 @@ func describe(c redis.UniversalClient) (addr string, guarded bool) {
 	switch c := c.(type) {
 	case *redis.Client:
 		o := c.Options()
+		if o.Addr == "FailoverClient" {
+			// A Sentinel-managed group (redis.NewFailoverClient): its options
+			// keep neither the master name nor the sentinels, and every such
+			// client says "FailoverClient", so name it by identity.
+			return fmt.Sprintf("sentinel(%p)", c), !o.ContextTimeoutEnabled
+		}
 		return o.Addr, !o.ContextTimeoutEnabled
 	case *redis.ClusterClient:
 		o := c.Options()
