@@ -1,0 +1,253 @@
+package console
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// chromiumPath finds Debian's chromium; outside CI a missing browser skips
+// the test, in CI (localredis.Required) it fails it.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("QUORUMLOCK_CHROMIUM"), "/usr/bin/chromium"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	const msg = "chromium not found (Debian package chromium; scripts/ensure-deps.sh installs it, or set QUORUMLOCK_CHROMIUM)"
+	if localredis.Required() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// artifactDir is where screenshots go: $QUORUMLOCK_ARTIFACTS, else a
+// directory under the system temp dir that outlives the test.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("QUORUMLOCK_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "quorumlock-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// screenshot saves a full-page screenshot as dir/name.
+func screenshot(t *testing.T, dir, name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		png, err := chromedp.FullScreenshot(100)(ctx, tg)
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			return err
+		}
+		t.Logf("screenshot: %s", p)
+		return nil
+	})
+}
+
+// End to end in headless Chromium: the page lists a held lock with its
+// holder; the force-unlock button, behind its confirmation, releases it; a
+// waiter blocked in Lock then acquires, and the page shows the new holder and
+// who forced the lock.
+func TestBrowserForceUnlock(t *testing.T) {
+	exe := chromiumPath(t)
+	const ttl = 10 * time.Second
+	servers, c := nodes(t, 3, quorum.WithTTL(ttl))
+	ctx := t.Context()
+	m, _ := c.Mutex("orders/42", quorum.WithOwner("worker-1"))
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lease.Unlock(context.Background()) })
+
+	con, err := New(c, WithToken("e2e-token"), WithRefresh(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(con)
+	t.Cleanup(srv.Close)
+
+	// A waiter on its own client whose retry interval is far away: only the
+	// force-unlock's wake-up lets it in quickly.
+	wc, err := quorum.New(nodeClients(c), quorum.WithTTL(ttl), quorum.WithRetryInterval(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wc.Close() })
+	wm, _ := wc.Mutex("orders/42", quorum.WithOwner("worker-2"))
+	type won struct {
+		l  *quorum.Lease
+		at time.Time
+	}
+	acquired := make(chan won, 1)
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	go func() {
+		l, err := wm.Lock(wctx)
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+			close(acquired)
+			return
+		}
+		acquired <- won{l, time.Now()}
+	}()
+
+	dir := artifactDir(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 640),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	// The first Run starts the browser and must not carry a timeout (it
+	// would stop the browser); later steps get one.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	tctx, cancel := context.WithTimeout(bctx, 45*time.Second)
+	defer cancel()
+
+	row := `tr[data-lock="orders/42"]`
+	err = chromedp.Do(tctx,
+		chromedp.Navigate(srv.URL+"/?token=e2e-token"),
+		chromedp.WaitVisible(chromedp.CSS(row+`[data-verdict="held"]`)),
+		// Let a live refresh pass (the fragment, fetched with the token).
+		chromedp.Sleep(400*time.Millisecond),
+		chromedp.WaitVisible(chromedp.CSS(row+`[data-verdict="held"]`)),
+		screenshot(t, dir, "console-held.png"),
+	)
+	if err != nil {
+		t.Fatalf("page with a held lock: %v", err)
+	}
+	holder, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(row+` td.holder`)))
+	if err != nil || holder != "worker-1" {
+		t.Fatalf("holder shown %q (%v), want worker-1", holder, err)
+	}
+
+	err = chromedp.Do(tctx,
+		chromedp.Click(chromedp.CSS(row+` button[data-force]`)),
+		chromedp.WaitVisible(chromedp.ID("force")),
+		chromedp.SendKeys(chromedp.ID("force-by"), "e2e-operator"),
+		chromedp.SendKeys(chromedp.ID("force-confirm"), "orders/4"), // not yet the whole name
+	)
+	if err != nil {
+		t.Fatalf("confirmation dialog: %v", err)
+	}
+	disabled, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`document.getElementById('force-submit').disabled`))
+	if err != nil || !disabled {
+		t.Fatalf("force-unlock button enabled (%v) before the name was typed in full", err)
+	}
+	if ins, _ := c.Inspect(ctx, "orders/42"); ins.Verdict != quorum.HeldByQuorum {
+		t.Fatalf("lock changed before confirmation: %q", ins.Verdict)
+	}
+	err = chromedp.Do(tctx,
+		chromedp.SendKeys(chromedp.ID("force-confirm"), "2"),
+		screenshot(t, dir, "console-confirm.png"),
+		chromedp.Click(chromedp.ID("force-submit")),
+		chromedp.WaitVisible(chromedp.ID("flash")),
+	)
+	if err != nil {
+		t.Fatalf("confirming: %v", err)
+	}
+	select {
+	case w, ok := <-acquired:
+		if !ok {
+			t.FailNow()
+		}
+		t.Cleanup(func() { _ = w.l.Unlock(context.Background()) })
+		// The force record's time is taken just before the nodes are told.
+		if ins, _ := c.Inspect(ctx, "orders/42"); ins.Forced != nil {
+			t.Logf("waiter acquired %v after the force-unlock (its retry interval is 1m)", w.at.Sub(ins.Forced.At).Round(time.Millisecond))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiter did not acquire after the force-unlock")
+	}
+
+	err = chromedp.Do(tctx,
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[chromedp.Void](`(() => { const td = document.querySelector('tr[data-lock="orders/42"] td.holder'); return td && td.textContent.trim() === 'worker-2'; })()`,
+				chromedp.WithPollingTimeout(10*time.Second))(ctx, tg)
+			return err
+		}),
+		screenshot(t, dir, "console-after.png"),
+	)
+	if err != nil {
+		t.Fatalf("page after the force-unlock: %v", err)
+	}
+	forced, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(`#detail .forced`)))
+	if want := "force-unlocked by e2e-operator (console 127.0.0.1:"; err != nil || !strings.HasPrefix(forced, want) {
+		t.Fatalf("page says %q (%v), want it to start with %q", forced, err, want)
+	}
+
+	// Degraded views: leftovers of a failed attempt on one node (amber),
+	// then a node that stops answering (hatched, "no answer"); the held
+	// lock stays held by the two answering nodes.
+	ok, _, _, err := c.Nodes()[1].Lock("jobs/stale", "ghost", "stale-attempt", false).Acquire(ctx, ttl)
+	if !ok || err != nil {
+		t.Fatalf("leftover: %v %v", ok, err)
+	}
+	err = chromedp.Do(tctx,
+		chromedp.Navigate(srv.URL+"/?token=e2e-token"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-lock="jobs/stale"][data-verdict="minority"]`)),
+	)
+	if err != nil {
+		t.Fatalf("leftover on a minority: %v", err)
+	}
+	if err := servers[2].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer servers[2].Resume()
+	err = chromedp.Do(tctx,
+		chromedp.WaitVisible(chromedp.CSS(row+`[data-verdict="held"] td.cell.silent`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-lock="jobs/stale"][data-verdict="unknown"]`)),
+		screenshot(t, dir, "console-degraded.png"),
+	)
+	if err != nil {
+		t.Fatalf("a node that does not answer: %v", err)
+	}
+}
+
+// nodeClients returns the go-redis clients under c's nodes, for a second
+// client on the same nodes (as a second process would have).
+func nodeClients(c *quorum.Client) []redis.UniversalClient {
+	var out []redis.UniversalClient
+	for _, n := range c.Nodes() {
+		out = append(out, n.Client())
+	}
+	return out
+}

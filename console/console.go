@@ -1,0 +1,216 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+//go:embed page.html.tmpl
+var pageFS embed.FS
+
+var pageTmpl = template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{
+	"pct": func(f float64) string { return fmt.Sprintf("%.1f", f) },
+}).ParseFS(pageFS, "page.html.tmpl"))
+
+// EnvToken is the environment variable the CLI reads the console token from.
+const EnvToken = "QUORUMLOCK_CONSOLE_TOKEN"
+
+type config struct {
+	token   string
+	pattern string
+	refresh time.Duration
+	limit   int
+	timeout time.Duration
+}
+
+// Option configures a Console.
+type Option func(*config)
+
+// WithToken requires token on every request (header "Authorization: Bearer
+// <token>", header "X-Quorumlock-Token" or query "token"). Default none, which
+// Serve allows on loopback addresses only.
+func WithToken(token string) Option { return func(c *config) { c.token = token } }
+
+// WithPattern sets which lock names the page lists, as a glob ("orders/*").
+// Default "*": all.
+func WithPattern(p string) Option { return func(c *config) { c.pattern = p } }
+
+// WithRefresh sets how often the page reloads the lock table. Default 1s.
+func WithRefresh(d time.Duration) Option { return func(c *config) { c.refresh = d } }
+
+// WithLimit caps the locks shown in the table (the rest are counted). Default
+// 200.
+func WithLimit(n int) Option { return func(c *config) { c.limit = n } }
+
+// WithTimeout bounds each request's work against the nodes. Default 5s.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// Console is the console's http.Handler. It is safe for concurrent use.
+type Console struct {
+	c       *quorum.Client
+	cfg     config
+	formKey string // per-process key every force-unlock form carries (CSRF)
+	mux     *http.ServeMux
+}
+
+// New returns the console of client c. The client stays the caller's.
+func New(c *quorum.Client, opts ...Option) (*Console, error) {
+	if c == nil {
+		return nil, errors.New("console: nil quorum client")
+	}
+	cfg := config{pattern: "*", refresh: time.Second, limit: 200, timeout: 5 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.refresh < 100*time.Millisecond {
+		return nil, fmt.Errorf("console: refresh %v is below 100ms; every refresh scans every node", cfg.refresh)
+	}
+	if cfg.limit < 1 || cfg.timeout <= 0 {
+		return nil, fmt.Errorf("console: limit (%d) and timeout (%v) must be positive", cfg.limit, cfg.timeout)
+	}
+	key := make([]byte, 16)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	s := &Console{c: c, cfg: cfg, formKey: hex.EncodeToString(key)}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /{$}", s.page)
+	s.mux.HandleFunc("GET /locks", s.fragment)
+	s.mux.HandleFunc("POST /unlock", s.unlock)
+	return s, nil
+}
+
+// ServeHTTP checks the token (or, without one, that the request names a
+// loopback host), sets protective headers and serves the page.
+func (s *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	if s.cfg.token != "" {
+		if !s.tokenOK(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="quorumlock console"`)
+			http.Error(w, "quorumlock console: token required: open the page with ?token=<token> or send Authorization: Bearer <token>", http.StatusUnauthorized)
+			return
+		}
+	} else if !loopbackHost(r.Host) {
+		// A page served without a token only answers to loopback names,
+		// so a web page elsewhere cannot reach it through DNS rebinding.
+		http.Error(w, "quorumlock console: this console has no token and answers only to 127.0.0.1, [::1] or localhost", http.StatusForbidden)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Console) tokenOK(r *http.Request) bool {
+	got := r.URL.Query().Get("token")
+	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		got = v
+	} else if v := r.Header.Get("X-Quorumlock-Token"); v != "" {
+		got = v
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.token)) == 1
+}
+
+// loopbackHost reports whether a Host header (host or host:port) names the
+// loopback interface.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tokenQuery is the query suffix that carries the token in the page's own
+// links and fetches ("" without a token). Whoever sees the page already
+// holds the token.
+func (s *Console) tokenQuery() url.Values {
+	v := url.Values{}
+	if s.cfg.token != "" {
+		v.Set("token", s.cfg.token)
+	}
+	return v
+}
+
+func (s *Console) page(w http.ResponseWriter, r *http.Request) {
+	d := s.view(r)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pageTmpl.ExecuteTemplate(w, "page", d); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+func (s *Console) fragment(w http.ResponseWriter, r *http.Request) {
+	d := s.view(r)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pageTmpl.ExecuteTemplate(w, "live", d); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// unlock is the force-unlock form's target. It needs the form key, the lock
+// name typed again (confirm) and who does it; then it forces the lock on
+// every node (recorded as "<by> (console <remote addr>)") and sends the
+// browser back to the page with the outcome.
+func (s *Console) unlock(w http.ResponseWriter, r *http.Request) {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+			http.Error(w, "quorumlock console: cross-origin form refused", http.StatusForbidden)
+			return
+		}
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("key")), []byte(s.formKey)) != 1 {
+		http.Error(w, "quorumlock console: stale or foreign form; reload the page and try again", http.StatusForbidden)
+		return
+	}
+	name := r.PostForm.Get("name")
+	by := strings.TrimSpace(r.PostForm.Get("by"))
+	switch {
+	case name == "":
+		http.Error(w, "quorumlock console: no lock name", http.StatusBadRequest)
+		return
+	case r.PostForm.Get("confirm") != name:
+		http.Error(w, "quorumlock console: not confirmed: type the lock's name to confirm the force-unlock", http.StatusBadRequest)
+		return
+	case by == "":
+		http.Error(w, "quorumlock console: say who you are; it is recorded next to the lock", http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
+	defer cancel()
+	who := fmt.Sprintf("%s (console %s)", by, r.RemoteAddr)
+	n, err := s.c.ForceUnlock(ctx, name, who)
+	q := s.tokenQuery()
+	q.Set("name", name)
+	if err != nil {
+		q.Set("flash", fmt.Sprintf("Force-unlock of %s: removed on %d nodes; errors: %v", name, n, err))
+	} else {
+		q.Set("flash", fmt.Sprintf("Force-unlocked %s: removed on %d of %d nodes, recorded as %s", name, n, len(s.c.Nodes()), who))
+	}
+	http.Redirect(w, r, "./?"+q.Encode(), http.StatusSeeOther)
+}

@@ -1,0 +1,245 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// nodes starts n redis-server processes and a quorum client over them.
+func nodes(t *testing.T, n int, opts ...quorum.Option) ([]*localredis.Server, *quorum.Client) {
+	t.Helper()
+	servers := localredis.StartNT(t, n, localredis.Config{})
+	clients := make([]redis.UniversalClient, n)
+	for i, s := range servers {
+		c := s.Client()
+		clients[i] = c
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	c, err := quorum.New(clients, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return servers, c
+}
+
+func TestCheckListen(t *testing.T) {
+	tests := []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:8080", "", true},
+		{"127.3.4.5:0", "", true},
+		{"[::1]:8080", "", true},
+		{"localhost:8080", "", true},
+		{":8080", "", false},
+		{"0.0.0.0:8080", "", false},
+		{"10.1.2.3:8080", "", false},
+		{"example.com:8080", "", false},
+		{"0.0.0.0:8080", "s3cret", true},
+		{"nonsense", "s3cret", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr+"/"+tt.token, func(t *testing.T) {
+			err := CheckListen(tt.addr, tt.token)
+			if (err == nil) != tt.ok {
+				t.Fatalf("CheckListen(%q, %q) = %v, want ok %v", tt.addr, tt.token, err, tt.ok)
+			}
+			if !tt.ok && tt.addr != "nonsense" && !errors.Is(err, ErrNeedToken) {
+				t.Fatalf("error %v does not wrap ErrNeedToken", err)
+			}
+		})
+	}
+}
+
+// get fetches path from srv with optional headers and returns status and body.
+func get(t *testing.T, srv *httptest.Server, path string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestTokenOnEveryRequest(t *testing.T) {
+	_, c := nodes(t, 3)
+	con, err := New(c, WithToken("s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(con)
+	t.Cleanup(srv.Close)
+	tests := []struct {
+		name string
+		path string
+		hdr  map[string]string
+		want int
+	}{
+		{"no token", "/", nil, http.StatusUnauthorized},
+		{"no token fragment", "/locks", nil, http.StatusUnauthorized},
+		{"wrong token", "/?token=nope", nil, http.StatusUnauthorized},
+		{"query", "/?token=s3cret", nil, http.StatusOK},
+		{"bearer", "/locks", map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
+		{"header", "/", map[string]string{"X-Quorumlock-Token": "s3cret"}, http.StatusOK},
+		{"wrong bearer beats right query", "/?token=s3cret", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized},
+		{"any host with a token", "/?token=s3cret", map[string]string{"Host": "console.example:80"}, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code, body := get(t, srv, tt.path, tt.hdr); code != tt.want {
+				t.Fatalf("GET %s: %d, want %d (%s)", tt.path, code, tt.want, body)
+			}
+		})
+	}
+	// POST without the token is refused before anything else.
+	resp, err := srv.Client().PostForm(srv.URL+"/unlock", url.Values{"name": {"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("POST without token: %d", resp.StatusCode)
+	}
+}
+
+func TestNoTokenAnswersLoopbackNamesOnly(t *testing.T) {
+	_, c := nodes(t, 3)
+	con, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(con)
+	t.Cleanup(srv.Close)
+	for host, want := range map[string]int{
+		"":                         http.StatusOK, // the server's own 127.0.0.1:port
+		"localhost:1234":           http.StatusOK,
+		"[::1]:1234":               http.StatusOK,
+		"attacker.example:1234":    http.StatusForbidden, // DNS rebinding
+		"127.0.0.1.nip.io:1234":    http.StatusForbidden,
+		"console.internal.example": http.StatusForbidden,
+	} {
+		hdr := map[string]string{}
+		if host != "" {
+			hdr["Host"] = host
+		}
+		if code, _ := get(t, srv, "/", hdr); code != want {
+			t.Errorf("Host %q: %d, want %d", host, code, want)
+		}
+	}
+}
+
+var formKeyRE = regexp.MustCompile(`name="key" value="([0-9a-f]+)"`)
+
+// The page lists a held lock with its holder and verdict; the force-unlock
+// form needs the form key, the typed name and who does it; a forced lock
+// shows who forced it.
+func TestPageAndForceUnlockForm(t *testing.T) {
+	_, c := nodes(t, 3, quorum.WithTTL(5*time.Second))
+	ctx := t.Context()
+	m, _ := c.Mutex("orders/42", quorum.WithOwner("worker-1"))
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock(context.Background())
+	con, err := New(c, WithPattern("orders/*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(con)
+	t.Cleanup(srv.Close)
+	srv.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	code, body := get(t, srv, "/", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /: %d %s", code, body)
+	}
+	for _, want := range []string{`data-lock="orders/42"`, `data-verdict="held"`, "worker-1", `data-force="orders/42"`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("page lacks %q:\n%s", want, body)
+		}
+	}
+	key := formKeyRE.FindStringSubmatch(body)
+	if key == nil {
+		t.Fatal("no form key in the page")
+	}
+
+	post := func(form url.Values, hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/unlock", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	refused := []struct {
+		name string
+		form url.Values
+		hdr  map[string]string
+		want int
+	}{
+		{"no form key", url.Values{"name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"x"}}, nil, http.StatusForbidden},
+		{"wrong form key", url.Values{"key": {"00"}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"x"}}, nil, http.StatusForbidden},
+		{"not confirmed", url.Values{"key": {key[1]}, "name": {"orders/42"}, "by": {"x"}}, nil, http.StatusBadRequest},
+		{"wrong confirmation", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/4"}, "by": {"x"}}, nil, http.StatusBadRequest},
+		{"anonymous", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}}, nil, http.StatusBadRequest},
+		{"cross origin", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"x"}}, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			if resp := post(tt.form, tt.hdr); resp.StatusCode != tt.want {
+				t.Fatalf("POST: %d, want %d", resp.StatusCode, tt.want)
+			}
+			if ins, _ := c.Inspect(ctx, "orders/42"); ins.Verdict != quorum.HeldByQuorum {
+				t.Fatalf("refused form changed the lock: %q", ins.Verdict)
+			}
+		})
+	}
+
+	resp := post(url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"alice"}}, map[string]string{"Origin": srv.URL})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST: %d, want 303", resp.StatusCode)
+	}
+	ins, _ := c.Inspect(ctx, "orders/42")
+	if ins.Verdict != quorum.Free || ins.Forced == nil || !strings.HasPrefix(ins.Forced.By, "alice (console 127.0.0.1:") {
+		t.Fatalf("after the form: %q forced %+v", ins.Verdict, ins.Forced)
+	}
+	loc := resp.Header.Get("Location")
+	code, body = get(t, srv, "/"+strings.TrimLeft(loc, "./"), nil)
+	if code != http.StatusOK || !strings.Contains(body, "Force-unlocked orders/42") || !strings.Contains(body, "force-unlocked by alice") {
+		t.Fatalf("page after the force (%s): %d\n%s", loc, code, body)
+	}
+}

@@ -1,0 +1,203 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// pageData is what the template renders.
+type pageData struct {
+	Nodes     []string
+	Quorum    int // 0 when no lock was seen to tell
+	Pattern   string
+	RefreshMS int64
+	Token     string // carried in the page's own links (empty without one)
+	LiveURL   string // what the page fetches to refresh itself
+	Name      string // the ?name= asked for
+	Cols      int
+	FormKey   string
+	Updated   string
+	Locks     []lockRow
+	More      int // locks not shown (over the limit)
+	ListErr   string
+	Detail    *lockRow // ?name=: one lock in full, also when free
+	Flash     string
+}
+
+type lockRow struct {
+	Name        string
+	Verdict     string // held, minority, free, unknown
+	Summary     string // one line for people
+	Holder      string
+	Holds       int64
+	TTL         string
+	Fence       int64
+	Mode        string
+	Forced      string // who force-unlocked it and when, in full
+	ForcedShort string // the same, short, with its age
+	Cells       []cell
+}
+
+// cell is one node's view of one lock: a TTL bar and a label.
+type cell struct {
+	Node  string
+	Class string // holder, other, absent, silent
+	Pct   float64
+	Label string
+	Err   string
+	Owner string
+	Holds int64
+	Fence int64
+	Mode  string
+}
+
+func (s *Console) view(r *http.Request) pageData {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
+	defer cancel()
+	q := r.URL.Query()
+	d := pageData{
+		Pattern:   s.cfg.pattern,
+		RefreshMS: s.cfg.refresh.Milliseconds(),
+		Token:     s.cfg.token,
+		FormKey:   s.formKey,
+		Updated:   time.Now().Format("15:04:05"),
+		Flash:     q.Get("flash"),
+		Name:      q.Get("name"),
+	}
+	lq := s.tokenQuery()
+	if d.Name != "" {
+		lq.Set("name", d.Name)
+	}
+	d.LiveURL = "locks?" + lq.Encode()
+	for _, n := range s.c.Nodes() {
+		d.Nodes = append(d.Nodes, n.Name())
+	}
+	d.Cols = 7 + len(d.Nodes)
+	list, err := s.c.List(ctx, s.cfg.pattern)
+	if err != nil {
+		d.ListErr = err.Error()
+	}
+	var detail *quorum.Inspection
+	if name := d.Name; name != "" {
+		if i := slices.IndexFunc(list, func(in quorum.Inspection) bool { return in.Name == name }); i >= 0 {
+			detail = &list[i]
+		} else if in, err := s.c.Inspect(ctx, name); err == nil {
+			detail = &in
+		}
+	}
+	// Bars share one scale: the client's TTL, or a longer TTL seen.
+	scale := s.c.TTL()
+	for _, in := range list {
+		for _, ns := range in.Nodes {
+			scale = max(scale, ns.TTL)
+		}
+	}
+	if len(list) > 0 {
+		d.Quorum = list[0].Quorum
+	} else if detail != nil {
+		d.Quorum = detail.Quorum
+	}
+	if len(list) > s.cfg.limit {
+		d.More = len(list) - s.cfg.limit
+		list = list[:s.cfg.limit]
+	}
+	for _, in := range list {
+		d.Locks = append(d.Locks, row(in, scale))
+	}
+	if detail != nil {
+		r := row(*detail, scale)
+		d.Detail = &r
+	}
+	return d
+}
+
+func row(in quorum.Inspection, scale time.Duration) lockRow {
+	lr := lockRow{Name: in.Name, Verdict: string(in.Verdict), Fence: in.Fence, Mode: in.Mode}
+	holders := map[string]bool{}
+	for _, h := range in.Holders {
+		holders[h] = true
+	}
+	if len(in.Holders) > 0 {
+		lr.Holder = in.Holders[0]
+		if len(in.Holders) > 1 {
+			lr.Holder = fmt.Sprintf("%s +%d", in.Holders[0], len(in.Holders)-1)
+		}
+	}
+	if in.TTL > 0 {
+		lr.TTL = dur(in.TTL)
+	}
+	switch in.Verdict {
+	case quorum.HeldByQuorum:
+		lr.Summary = fmt.Sprintf("held by a quorum (%d of %d nodes needed)", in.Quorum, len(in.Nodes))
+	case quorum.MinorityOnly:
+		lr.Summary = "leftovers on a minority of nodes: they block nobody and expire with their TTL"
+	case quorum.Free:
+		lr.Summary = "free"
+	case quorum.Unknown:
+		lr.Summary = fmt.Sprintf("unknown: only %d of %d nodes answered", in.Answered, len(in.Nodes))
+	}
+	if f := in.Forced; f != nil {
+		lr.Forced = fmt.Sprintf("force-unlocked by %s at %s", f.By, f.At.Format("2006-01-02 15:04:05 MST"))
+		by, _, _ := strings.Cut(f.By, " (console ")
+		lr.ForcedShort = fmt.Sprintf("forced by %s %s ago", by, age(time.Since(f.At)))
+	}
+	for _, ns := range in.Nodes {
+		c := cell{Node: ns.Node, Fence: ns.Fence, Mode: ns.Mode}
+		switch {
+		case !ns.Answered():
+			c.Class, c.Label, c.Err = "silent", "no answer", ns.Err.Error()
+		case !ns.Present:
+			c.Class, c.Label = "absent", "—"
+		default:
+			c.Class = "other"
+			for o, k := range ns.Holders {
+				if holders[o] {
+					c.Class = "holder"
+				}
+				if c.Owner == "" || holders[o] {
+					c.Owner, c.Holds = o, k
+				}
+			}
+			if c.Owner == lr.Holder || holders[c.Owner] {
+				lr.Holds = max(lr.Holds, c.Holds)
+			}
+			c.Label = dur(ns.TTL)
+			if scale > 0 {
+				c.Pct = min(100, 100*float64(ns.TTL)/float64(scale))
+			}
+		}
+		lr.Cells = append(lr.Cells, c)
+	}
+	return lr
+}
+
+// age formats how long ago something happened: 5s, 3m, 2h.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(max(0, int(d.Seconds()))) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m"
+	default:
+		return strconv.Itoa(int(d.Hours())) + "h"
+	}
+}
+
+// dur formats a TTL for people: 8.2s, 350ms, 2m05s.
+func dur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	default:
+		return d.Truncate(time.Second).String()
+	}
+}
