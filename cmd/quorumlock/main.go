@@ -69,6 +69,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, errUsage) {
 			return 2
 		}
+		// A command that sets its own exit status (lock passes on its
+		// child's); an empty message means nothing to say.
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) && ec.ExitCode() > 0 {
+			if msg := err.Error(); msg != "" {
+				fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, msg)
+			}
+			return ec.ExitCode()
+		}
 		fmt.Fprintf(stderr, "quorumlock %s: %v\n", c.name, err)
 		return 1
 	}

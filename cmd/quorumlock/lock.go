@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// Exit codes of `quorumlock lock` besides the command's own.
+const (
+	// exitNotObtained: the lock was not obtained within --wait (or was held,
+	// with --try). EX_TEMPFAIL: try again later.
+	exitNotObtained = 75
+	// exitLeaseLost: the lease was lost while the command ran, so the
+	// command was stopped. EX_SOFTWARE.
+	exitLeaseLost = 70
+)
+
+const lockSummary = "run a command while holding a lock (the flock(1) of distributed systems)"
+
+func init() {
+	register(&command{name: "lock", summary: lockSummary, run: runLock})
+}
+
+// exitError ends the CLI with a given exit code; main prints its message
+// unless it is empty.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+func (e *exitError) ExitCode() int { return e.code }
+
+func lockUsage(fs interface{ PrintDefaults() }, out io.Writer) func() {
+	return func() {
+		fmt.Fprintf(out, `quorumlock lock: %s.
+
+Usage: quorumlock lock [flags] NAME [--] COMMAND [ARGS...]
+
+Waits for the lock NAME on the quorum of --nodes, runs COMMAND with stdin,
+stdout and stderr passed through, keeps the lock renewed (a watchdog every
+TTL/3) while it runs, and unlocks when it exits. If the lease is lost (a
+quorum could not be renewed in time, or says the lock is no longer held)
+the command is stopped: SIGTERM to its process group, SIGKILL after
+--grace. SIGINT or SIGTERM to quorumlock stop the command the same way.
+
+The command sees QUORUMLOCK_LOCK (the name) and, with --fencing,
+QUORUMLOCK_TOKEN (a fencing token that increases with every holder: pass it
+to the resource so it can refuse a stale holder's writes).
+
+Exit status: the command's (128+N if a signal N ended it); %d if the lock
+was not obtained (--wait elapsed, or --try found it held); %d if the lease
+was lost and the command stopped; 2 for usage errors; 1 for other errors.
+
+Flags:
+`, lockSummary, exitNotObtained, exitLeaseLost)
+		fs.PrintDefaults()
+	}
+}
+
+func runLock(ctx context.Context, args []string, out io.Writer) error {
+	fs := flags("lock", lockSummary, out)
+	fs.Usage = lockUsage(fs, out)
+	nodes := nodesFlag(fs)
+	ttl := fs.Duration("ttl", 10*time.Second, "lock TTL; the watchdog renews every TTL/3, and a lost lease is noticed within one TTL")
+	wait := fs.Duration("wait", 0, "give up (exit 75) if the lock is not obtained within this long; 0 waits for ever")
+	try := fs.Bool("try", false, "do not wait: exit 75 at once if the lock is held")
+	grace := fs.Duration("grace", 5*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
+	fencing := fs.Bool("fencing", false, "take a fencing token and pass it to the command as QUORUMLOCK_TOKEN")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: give the lock's NAME and a COMMAND", errUsage)
+	}
+	name := fs.Arg(0)
+	// Flags may also follow NAME; "--" ends them.
+	if err := parse(fs, fs.Args()[1:]); err != nil {
+		return err
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: give a COMMAND to run while holding %q", errUsage, name)
+	}
+	if *wait < 0 || *grace < 0 {
+		return fmt.Errorf("%w: --wait and --grace must not be negative", errUsage)
+	}
+
+	opts := []quorum.Option{quorum.WithTTL(*ttl)}
+	if *fencing {
+		opts = append(opts, quorum.WithFencing())
+	}
+	c, err := dialNodes(*nodes, opts...)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m, err := c.Mutex(name)
+	if err != nil {
+		return err
+	}
+
+	lease, err := acquire(ctx, m, *wait, *try)
+	if err != nil {
+		return err
+	}
+	// Unlock however the command ends, on a context that outlives a
+	// cancelled caller (Unlock bounds its own calls).
+	unlock := func() error { return lease.Unlock(context.WithoutCancel(ctx)) }
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, os.Stderr
+	cmd.Env = append(os.Environ(), "QUORUMLOCK_LOCK="+name)
+	if *fencing {
+		cmd.Env = append(cmd.Env, "QUORUMLOCK_TOKEN="+strconv.FormatInt(lease.Token(), 10))
+	}
+	// Its own process group, so stopping it reaches whatever it started (a
+	// shell's children); and it dies with us, since without us nobody
+	// renews the lock.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return errors.Join(fmt.Errorf("start %s: %w", argv[0], err), unlock())
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	var (
+		waitErr error
+		why     error // why we stopped the command; nil if it exited by itself
+	)
+	select {
+	case waitErr = <-exited:
+	case <-lease.Done():
+		why = context.Cause(lease.Context())
+		fmt.Fprintf(os.Stderr, "quorumlock lock: lease on %q lost (%v); stopping the command\n", name, why)
+		waitErr = stop(cmd, exited, *grace)
+	case <-ctx.Done():
+		why = ctx.Err()
+		waitErr = stop(cmd, exited, *grace)
+	}
+	uerr := unlock()
+	if why == nil && errors.Is(uerr, quorum.ErrLeaseLost) {
+		// The command finished, but the lease had been lost before: it may
+		// have run unprotected at the end.
+		why = uerr
+	}
+	switch {
+	case why != nil && errors.Is(why, quorum.ErrLeaseLost), why != nil && errors.Is(why, quorum.ErrLeaseExpired):
+		return &exitError{code: exitLeaseLost, msg: fmt.Sprintf("the lease on %q was lost while the command ran: %v", name, why)}
+	case why != nil:
+		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("interrupted: %v", why)}
+	}
+	if uerr != nil {
+		fmt.Fprintf(os.Stderr, "quorumlock lock: unlock %q: %v (the lock expires by its TTL)\n", name, uerr)
+	}
+	if code := exitCode(waitErr, 1); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// acquire waits for the lock (at most wait when positive), or tries once.
+func acquire(ctx context.Context, m *quorum.Mutex, wait time.Duration, try bool) (*quorum.Lease, error) {
+	var (
+		lease *quorum.Lease
+		err   error
+	)
+	switch {
+	case try:
+		lease, err = m.TryLock(ctx)
+	case wait > 0:
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		lease, err = m.Lock(wctx)
+		cancel()
+	default:
+		lease, err = m.Lock(ctx)
+	}
+	if err == nil {
+		return lease, nil
+	}
+	if ctx.Err() == nil && errors.Is(err, quorum.ErrNotObtained) {
+		how := "within " + wait.String()
+		if try {
+			how = "at once (--try)"
+		}
+		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %v", m.Name(), how, err)}
+	}
+	return nil, err
+}
+
+// stop ends the command's process group: SIGTERM, then SIGKILL after grace.
+func stop(cmd *exec.Cmd, exited <-chan error, grace time.Duration) error {
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		// The leader is gone; make sure nothing it started lingers.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return err
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-exited
+	}
+}
+
+// exitCode is the shell-style status of a finished command: its exit code,
+// or 128+N when signal N ended it; other for an error that is neither.
+func exitCode(err error, other int) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return other
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
