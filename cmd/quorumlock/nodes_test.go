@@ -17,10 +17,16 @@ func TestNodesFlag(t *testing.T) {
 		nodes   int
 		wantErr error
 	}{
-		{name: "default from env", args: nil, want: "redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:3", nodes: 3},
+		{name: "default from env", args: nil, want: "", nodes: 3},
 		{name: "flag wins", args: []string{"--nodes", "127.0.0.1:7,127.0.0.1:8"}, want: "127.0.0.1:7,127.0.0.1:8", nodes: 2},
-		{name: "empty", args: []string{"--nodes", " "}, want: " ", wantErr: errNoNodes},
+		{name: "empty flag falls back to env", args: []string{"--nodes", " "}, want: " ", nodes: 3},
 	}
+	t.Run("no env", func(t *testing.T) {
+		t.Setenv(quorum.EnvNodes, "")
+		if _, err := dialNodes(""); !errors.Is(err, errNoNodes) {
+			t.Fatalf("dialNodes without nodes: %v", err)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := flags("x", "test", io.Discard)

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/console"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestConsoleCommand(t *testing.T) {
+	spec, _ := opsNodes(t, 3)
+	t.Setenv(console.EnvToken, "")
+
+	// Beyond loopback without a token: refused before anything is dialled.
+	code, _, stderr := cli("console", "--nodes", spec, "--listen", "0.0.0.0:0")
+	if code != 1 || !strings.Contains(stderr, "without a token") {
+		t.Fatalf("console on 0.0.0.0 without a token: exit %d %s", code, stderr)
+	}
+
+	// With a token from the environment: served, and the token is required.
+	t.Setenv(console.EnvToken, "t0ken")
+	ctx, cancel := context.WithCancel(t.Context())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- commands["console"].run(ctx, []string{"--nodes", spec, "--listen", "127.0.0.1:0"}, &out)
+	}()
+	re := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("console did not start: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	status := func(url string) int {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("http://" + addr + "/"); got != http.StatusUnauthorized {
+		t.Errorf("without token: %d", got)
+	}
+	if got := status("http://" + addr + "/?token=t0ken"); got != http.StatusOK {
+		t.Errorf("with token: %d", got)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("console ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("console did not stop when its context ended")
+	}
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+func init() {
+	register(&command{
+		name:    "locks",
+		summary: "list the locks on the nodes with holder, TTL, fence and verdict (SCAN, never KEYS)",
+		run:     runLocks,
+	})
+}
+
+func runLocks(ctx context.Context, args []string, out io.Writer) error {
+	fs := flags("locks", "list the locks on the nodes with holder, TTL, fence and verdict (SCAN, never KEYS)", out)
+	nodes := nodesFlag(fs)
+	match := fs.String("match", "*", "glob of lock names to list, e.g. 'orders/*'")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q (use --match to filter)", errUsage, fs.Args())
+	}
+	c, err := dialNodes(*nodes)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	list, lerr := c.List(ctx, *match)
+	if *asJSON {
+		// Node errors are in each node's "error".
+		return writeJSON(out, jsonInspections(list))
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(out, "no lock matches %q on %d nodes\n", *match, len(c.Nodes()))
+	} else {
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
+		for _, in := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.Name, in.Verdict, orDash(strings.Join(in.Holders, ",")),
+				orDash(holds(in)), orDash(ttl(in.TTL)), orDash(fence(in.Fence)), nodeMarks(in))
+		}
+		tw.Flush()
+		fmt.Fprintf(out, "\n%d lock(s) on %d nodes; an owner needs %d. NODES: H holds for the holder, x another owner (leftover), . absent, ? no answer\n",
+			len(list), len(c.Nodes()), list[0].Quorum)
+	}
+	if lerr != nil {
+		fmt.Fprintf(out, "warning: some nodes did not answer; verdicts count them as unknown: %v\n", lerr)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fence(f int64) string {
+	if f == 0 {
+		return ""
+	}
+	return strconv.FormatInt(f, 10)
+}
+
+// holds is the holder's hold count (the highest among the nodes holding it).
+func holds(in quorum.Inspection) string {
+	var n int64
+	for _, s := range in.Nodes {
+		for _, h := range in.Holders {
+			n = max(n, s.Holders[h])
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// ttl formats a remaining time for people: 9.0s, 350ms, 2m5s.
+func ttl(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	default:
+		return d.Truncate(time.Second).String()
+	}
+}
+
+// nodeMarks is one character per node: H holds for the holder, x another
+// owner, . absent, ? no answer.
+func nodeMarks(in quorum.Inspection) string {
+	var b strings.Builder
+	for _, s := range in.Nodes {
+		switch {
+		case !s.Answered():
+			b.WriteByte('?')
+		case !s.Present:
+			b.WriteByte('.')
+		case holdsFor(s, in.Holders):
+			b.WriteByte('H')
+		default:
+			b.WriteByte('x')
+		}
+	}
+	return b.String()
+}
+
+func holdsFor(s quorum.NodeState, owners []string) bool {
+	for _, o := range owners {
+		if _, ok := s.Holders[o]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON forms (errors as strings, durations in milliseconds).
+type jsonNode struct {
+	Node    string           `json:"node"`
+	Present bool             `json:"present"`
+	Holders map[string]int64 `json:"holders,omitempty"`
+	Mode    string           `json:"mode,omitempty"`
+	TTLms   int64            `json:"ttl_ms"`
+	Fence   int64            `json:"fence"`
+	Error   string           `json:"error,omitempty"`
+}
+
+type jsonForced struct {
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+	Removed bool      `json:"removed"`
+}
+
+type jsonInspection struct {
+	Name     string      `json:"name"`
+	Verdict  string      `json:"verdict"`
+	Holders  []string    `json:"holders"`
+	Mode     string      `json:"mode,omitempty"`
+	TTLms    int64       `json:"ttl_ms"`
+	Fence    int64       `json:"fence"`
+	Quorum   int         `json:"quorum"`
+	Answered int         `json:"answered"`
+	Forced   *jsonForced `json:"forced,omitempty"`
+	Nodes    []jsonNode  `json:"nodes"`
+}
+
+func jsonInspections(list []quorum.Inspection) []jsonInspection {
+	out := make([]jsonInspection, 0, len(list))
+	for _, in := range list {
+		j := jsonInspection{Name: in.Name, Verdict: string(in.Verdict), Holders: in.Holders, Mode: in.Mode,
+			TTLms: in.TTL.Milliseconds(), Fence: in.Fence, Quorum: in.Quorum, Answered: in.Answered}
+		if j.Holders == nil {
+			j.Holders = []string{}
+		}
+		if f := in.Forced; f != nil {
+			j.Forced = &jsonForced{By: f.By, At: f.At, Removed: f.Removed}
+		}
+		for _, s := range in.Nodes {
+			n := jsonNode{Node: s.Node, Present: s.Present, Mode: s.Mode, TTLms: s.TTL.Milliseconds(), Fence: s.Fence}
+			if len(s.Holders) > 0 {
+				n.Holders = s.Holders
+			}
+			if s.Err != nil {
+				n.Error = s.Err.Error()
+			}
+			j.Nodes = append(j.Nodes, n)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func writeJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// opsNodes starts n redis-server processes and returns their --nodes value
+// and a quorum client over them.
+func opsNodes(t *testing.T, n int) (string, *quorum.Client) {
+	t.Helper()
+	servers := localredis.StartNT(t, n, localredis.Config{})
+	var urls []string
+	clients := make([]redis.UniversalClient, n)
+	for i, s := range servers {
+		urls = append(urls, "redis://"+s.Addr())
+		c := s.Client()
+		clients[i] = c
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	c, err := quorum.New(clients, quorum.WithTTL(10*time.Second), quorum.WithFencing())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return strings.Join(urls, ","), c
+}
+
+// cli runs a command as main would and returns its exit code, stdout and
+// stderr.
+func cli(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestLocksCommand(t *testing.T) {
+	spec, c := opsNodes(t, 3)
+	ctx := t.Context()
+	m, _ := c.Mutex("orders/42", quorum.WithOwner("worker-1"))
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock(context.Background())
+	// A leftover of a failed attempt on one node.
+	if ok, _, _, err := c.Nodes()[2].Lock("jobs/7", "ghost", "a", false).Acquire(ctx, 10*time.Second); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+
+	code, out, stderr := cli("locks", "--nodes", spec)
+	if code != 0 {
+		t.Fatalf("locks: exit %d: %s", code, stderr)
+	}
+	t.Logf("\n%s", out)
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "LOCK") {
+		t.Fatalf("no table:\n%s", out)
+	}
+	jobs, orders := strings.Fields(lines[1]), strings.Fields(lines[2])
+	if jobs[0] != "jobs/7" || jobs[1] != "minority" || jobs[2] != "-" || jobs[len(jobs)-1] != "..x" {
+		t.Fatalf("leftover row: %q", jobs)
+	}
+	if orders[0] != "orders/42" || orders[1] != "held" || orders[2] != "worker-1" || orders[3] != "1" || strings.Count(orders[len(orders)-1], "H") < 2 {
+		t.Fatalf("held row: %q", orders)
+	}
+
+	code, out, _ = cli("locks", "--nodes", spec, "--match", "orders/*", "--json")
+	var got []jsonInspection
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got) != 1 || got[0].Verdict != "held" || got[0].Holders[0] != "worker-1" || got[0].Fence != lease.Token() {
+		t.Fatalf("locks --json: exit %d\n%s", code, out)
+	}
+
+	if code, out, _ = cli("locks", "--nodes", spec, "--match", "none*"); code != 0 || !strings.Contains(out, "no lock matches") {
+		t.Fatalf("empty list: exit %d\n%s", code, out)
+	}
+	t.Setenv(quorum.EnvNodes, "")
+	if code, _, stderr = cli("locks"); code != 1 || !strings.Contains(stderr, "QUORUMLOCK_NODES") {
+		t.Fatalf("no nodes: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestInspectCommand(t *testing.T) {
+	spec, c := opsNodes(t, 3)
+	ctx := t.Context()
+	m, _ := c.Mutex("orders/42", quorum.WithOwner("worker-1"))
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock(context.Background())
+	t.Setenv(quorum.EnvNodes, spec) // the flag's default
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // regular expressions
+	}{
+		{"held", []string{"inspect", "orders/42"}, 0, []string{`orders/42: held by worker-1 \(an owner needs 2 of 3 nodes; 3 answered\)`, `holds\s+worker-1\s+1\s`}},
+		{"flags after the name", []string{"inspect", "orders/42", "--json"}, 0, []string{`"verdict": "held"`, `"holders": \[`}},
+		{"free", []string{"inspect", "--nodes", spec, "orders/43"}, 0, []string{`orders/43: free \(3 of 3 nodes answered\)`, "absent"}},
+		{"no name", []string{"inspect"}, 2, nil},
+		{"two names", []string{"inspect", "a", "b"}, 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := cli(tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !regexp.MustCompile(w).MatchString(out) {
+					t.Fatalf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+func init() {
+	register(&command{
+		name:    "unlock",
+		summary: "force-unlock a lock on every node (needs --force; recorded with who and when)",
+		run:     runUnlock,
+	})
+}
+
+func runUnlock(ctx context.Context, args []string, out io.Writer) error {
+	fs := flags("unlock", "force-unlock a lock on every node, whoever holds it, and wake its waiters; usage: quorumlock unlock --force [--by WHO] NAME", out)
+	nodes := nodesFlag(fs)
+	force := fs.Bool("force", false, "confirm the force-unlock: a holder that is still running is no longer protected")
+	by := fs.String("by", "", "who does it, recorded next to the lock for 24h (default user@host)")
+	name, err := parseName(fs, args)
+	if err != nil {
+		return err
+	}
+	if !*force {
+		return fmt.Errorf("refusing to force-unlock %q without --force: a holder that is still running loses its protection; look first with `quorumlock inspect %s`", name, name)
+	}
+	who := strings.TrimSpace(*by)
+	if who == "" {
+		who = operator()
+	}
+	who += " (cli)"
+	c, err := dialNodes(*nodes)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	before, _ := c.Inspect(ctx, name)
+	if before.Verdict == quorum.HeldByQuorum {
+		fmt.Fprintf(out, "%s was held by %s\n", name, strings.Join(before.Holders, ", "))
+	} else {
+		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
+	}
+	n, err := c.ForceUnlock(ctx, name, who)
+	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, len(c.Nodes()), who)
+	if err != nil {
+		return fmt.Errorf("some nodes did not take the force-unlock (run it again when they answer): %w", err)
+	}
+	return nil
+}
+
+// operator is user@host of whoever runs the CLI.
+func operator() string {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		name += "@" + h
+	}
+	return name
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+func TestUnlockCommand(t *testing.T) {
+	spec, c := opsNodes(t, 3)
+	ctx := t.Context()
+	m, _ := c.Mutex("orders/42", quorum.WithOwner("worker-1"))
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock(context.Background())
+
+	// Without --force: refused, the lock stays.
+	code, out, stderr := cli("unlock", "--nodes", spec, "orders/42")
+	if code != 1 || !strings.Contains(stderr, "without --force") {
+		t.Fatalf("unlock without --force: exit %d\n%s%s", code, out, stderr)
+	}
+	if ins, _ := c.Inspect(ctx, "orders/42"); ins.Verdict != quorum.HeldByQuorum {
+		t.Fatalf("refused unlock changed the lock: %q", ins.Verdict)
+	}
+
+	code, out, stderr = cli("unlock", "--nodes", spec, "--force", "--by", "alice", "orders/42")
+	if code != 0 || !strings.Contains(out, "orders/42 was held by worker-1") || !strings.Contains(out, `recorded as "alice (cli)"`) {
+		t.Fatalf("unlock --force: exit %d\n%s%s", code, out, stderr)
+	}
+	ins, _ := c.Inspect(ctx, "orders/42")
+	if ins.Verdict != quorum.Free || ins.Forced == nil || ins.Forced.By != "alice (cli)" {
+		t.Fatalf("after unlock --force: %q forced %+v", ins.Verdict, ins.Forced)
+	}
+	// inspect shows the record.
+	if code, out, _ = cli("inspect", "--nodes", spec, "orders/42"); code != 0 || !strings.Contains(out, "force-unlocked by alice (cli) at ") {
+		t.Fatalf("inspect after the force: exit %d\n%s", code, out)
+	}
+	// Default who: user@host.
+	if code, out, _ = cli("unlock", "--nodes", spec, "--force", "orders/42"); code != 0 || !strings.Contains(out, operator()+" (cli)") {
+		t.Fatalf("unlock with the default --by: exit %d\n%s", code, out)
+	}
+}
