@@ -1,8 +1,3 @@
-// Package localredis starts and stops real redis-server processes on free
-// loopback ports. Tests, the demo, the benchmarks and the chaos harness all use
-// this one launcher, so every place that needs a local Redis behaves the same:
-// a fresh data directory, an explicit persistence setting, the process
-// stopped by PID when the owner is done (t.Cleanup in tests, even on failure).
 package localredis
 
 import (

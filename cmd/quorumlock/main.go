@@ -1,6 +1,3 @@
-// Command quorumlock runs the demo, the chaos matrix, benchmarks and operator
-// tools of the quorumlock library. Each subcommand lives in its own file and
-// registers itself; `quorumlock help` lists them.
 package main
 
 import (

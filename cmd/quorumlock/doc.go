@@ -1,0 +1,34 @@
+// Command quorumlock runs the demo, the chaos matrix, benchmarks and operator
+// tools of the quorumlock library. Each subcommand lives in its own file and
+// registers itself; `quorumlock help` lists them and `quorumlock CMD --help`
+// shows a command's flags.
+//
+// Commands that talk to Redis take --nodes: the nodes as redis:// or
+// rediss:// URLs (user, password, DB, TLS) separated by commas, by default
+// $QUORUMLOCK_NODES, the variable quorum.FromEnv reads too:
+//
+//	export QUORUMLOCK_NODES=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379
+//
+// # Running a command under a lock
+//
+// quorumlock lock is the flock(1) of distributed systems:
+//
+//	quorumlock lock [--ttl 10s] [--wait DUR | --try] [--fencing] NAME -- COMMAND [ARGS...]
+//
+// It waits for the lock, runs COMMAND with stdin, stdout and stderr passed
+// through, renews the lease while it runs and unlocks when it exits. If the
+// lease is lost, the command's process group gets SIGTERM, then SIGKILL
+// after --grace. With --fencing the command sees its fencing token in
+// $QUORUMLOCK_TOKEN. The exit status is the command's; 75 when the lock was
+// not obtained (--wait elapsed, --try found it held); 70 when the lease was
+// lost and the command stopped.
+//
+//	quorumlock lock --wait 1m nightly-report -- ./report.sh
+//
+// # Operator tools
+//
+// inspect shows one lock on every node with a verdict, locks lists them,
+// unlock --force removes one whoever holds it (recorded with who and when),
+// console serves the same in a browser. demo starts local nodes and runs
+// contending workers through the lock.
+package main

@@ -1,0 +1,48 @@
+// Package node is one Redis deployment taking part in a lock: a standalone
+// server, a Sentinel-managed master+replica group (redis.NewFailoverClient)
+// or a Redis Cluster (redis.NewClusterClient), behind the caller's go-redis
+// client (redis.UniversalClient). Package quorum drives several of them;
+// this package knows nothing of quorums.
+//
+// # Data model
+//
+// A lock called name lives in three Redis names that share the hash tag
+// {name}, so a Cluster keeps them in one slot (Keys):
+//
+//	quorumlock:{name}         hash: owner → hold count, plus one share per
+//	                          acquisition attempt; expires with PX
+//	quorumlock:{name}:fence   fencing counter (set-if-greater)
+//	quorumlock:{name}:unlock  pub/sub channel told when the lock becomes free
+//
+// Every change is one Lua script (embedded .lua files, run by EVALSHA with
+// a fallback to EVAL): acquire (reentrant for the same owner), extend (only
+// where this attempt holds a share; never acquires), release (publishes on
+// the channel when the lock becomes free), fence, and force-release for
+// operators. Shares are counted per attempt, so a retried call after a lost
+// reply is harmless and a late message of one attempt never touches
+// another's share.
+//
+// # Calls and deadlines
+//
+// A frozen node must not stall a quorum, so every call honours its
+// context's deadline. go-redis does so only with ContextTimeoutEnabled; when
+// a client lacks it, calls are wrapped so the caller still returns at the
+// deadline. Options returns the recommended settings: ContextTimeoutEnabled,
+// MaxRetries -1 (the lock retries at its own level), one dial attempt.
+//
+// # Waiting
+//
+// Watch registers interest in a lock's unlock messages. Waiters on one node
+// share one pub/sub connection; a message wakes the longest-waiting watch
+// (or every watch made with wakeAll). PUBLISH reaches subscribers on every
+// node of a Cluster; a FailoverClient subscribes on the current master.
+// Messages sent while a connection is down are lost, so waiters also retry
+// on their own schedule (package quorum does).
+//
+// # Node identity
+//
+// A node is named after its client (address; "cluster[addrs]" for a
+// Cluster; "sentinel(…)" for a FailoverClient, whose options do not say
+// which group it watches) unless WithName says otherwise. quorum.New uses
+// the names to reject one deployment given twice.
+package node

@@ -1,0 +1,63 @@
+// Package quorum is the lock API: mutexes on a quorum of independent Redis
+// deployments (the RedLock algorithm), with leases that renew themselves,
+// report their loss, and carry fencing tokens.
+//
+// # Nodes
+//
+// New takes one go-redis client per independent Redis deployment; Dial and
+// FromEnv build them from URLs (redis://, rediss://, with user, password
+// and DB). A node may be a standalone server (redis.NewClient), a
+// Sentinel-managed master+replica group (redis.NewFailoverClient) or a
+// Redis Cluster (redis.NewClusterClient): the keys of one lock share a
+// hash slot. Give 3 or 5 nodes that fail independently; one node is a
+// single-instance lock (see docs/choosing.md).
+//
+// # Locking
+//
+//	client, err := quorum.New(nodes)               // or quorum.Dial("redis://a:6379,redis://b:6379,redis://c:6379")
+//	m, err := client.Mutex("invoice/42")
+//	lease, err := m.Lock(ctx)                      // waits; TryLock tries once
+//	defer lease.Unlock(ctx)
+//	doWork(lease.Context())                        // cancelled if the lease is lost
+//
+// An acquisition asks every node at once and needs the policy's quorum
+// (Majority by default) within the validity left after subtracting the time
+// it took and a clock drift allowance. Lock waits on the nodes' unlock
+// messages (pub/sub) instead of polling. Failures wrap ErrNotObtained with a
+// NodeError per node; a cancelled wait also wraps the context's error.
+//
+// # Leases
+//
+// A lease without a fixed lease time is renewed by a watchdog every TTL/3.
+// When a quorum cannot be renewed before the validity ends, or says the
+// lock is no longer held (after a failover lost the key, or a force
+// unlock), the lease ends with ErrLeaseLost: Done is closed and Context is
+// cancelled, so the critical section can stop. WithLeaseTime gives a fixed
+// lease that ends with ErrLeaseExpired unless extended.
+//
+// A lock and its leases are safe against a holder that keeps running after
+// its lease ended only if the protected resource checks fencing tokens:
+// WithFencing gives every lease a Token that strictly increases across
+// holders.
+//
+// # More
+//
+// WithOwner makes acquisitions reentrant for an explicit owner. MultiLock
+// holds several resources at once or none. A Policy decides how many nodes
+// may fail and how long each node call may take. ForceUnlock, Inspect and
+// List are operator tools; Do runs a function under the lock.
+//
+// # Observability
+//
+// WithObserver receives every operation's outcome (attempts with per-node
+// votes, waits, renewals, releases with hold times, lost leases); package
+// otelquorum turns them into OpenTelemetry metrics and spans. WithLogger
+// logs them through log/slog. Both are off by default and cost nothing then.
+//
+// # Client settings
+//
+// Give go-redis clients ContextTimeoutEnabled: true (deadlines are what
+// keep a frozen node from stalling the quorum), MaxRetries: -1 (the lock
+// retries at its own level) and DialerRetries: 1; ParseNodes and node.Options
+// do. See docs/operations.md for persistence, restarts, clocks and sizing.
+package quorum
