@@ -58,7 +58,8 @@ type config struct {
 	fencing        bool
 	clock          drift.Clock
 	prefix         string
-	observer       Observer // WithObserver, WithLogger (observer.go); nil: none
+	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
+	safety         safetyConfig // WithWait, WithRestartDetection, WithPreflight (safety.go)
 }
 
 // Option configures a Client.
@@ -119,6 +120,7 @@ type Client struct {
 
 	closed atomic.Bool
 	owned  []redis.UniversalClient // made by Dial: closed by Close
+	safety safetyState             // state of the safety options (safety.go)
 }
 
 // New returns a client over the given go-redis clients, one per independent
@@ -178,6 +180,9 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 		}
 		seenName[nd.Name()] = i
 		c.nodes = append(c.nodes, nd)
+	}
+	if err := c.initSafety(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -38,6 +38,7 @@ type Mutex struct {
 	c     *Client
 	names []string
 	cfg   mutexConfig
+	rw    rwMode // a side of an RWMutex (rwmutex.go); rwNone for a Mutex
 }
 
 // Mutex returns the lock called name.
@@ -115,7 +116,7 @@ func (m *Mutex) build(owner string) (*multilock.MultiLock, error) {
 	perName := func(name string, fencing bool) (*multilock.MultiLock, error) {
 		ls := make([]multilock.Locker, len(c.nodes))
 		for i, n := range c.nodes {
-			ls[i] = n.Lock(name, owner, attempt, fencing)
+			ls[i] = m.sublock(i, n, name, owner, attempt, fencing) // safety.go
 		}
 		return multilock.New(ls, append(opts, multilock.WithFencing(fencing))...)
 	}
@@ -213,7 +214,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
 			for _, n := range m.c.nodes {
 				for _, name := range m.names {
-					watches = append(watches, n.Watch(name, signal, ready, false))
+					watches = append(watches, n.Watch(name, signal, ready, m.rw == rwRead))
 				}
 			}
 			// An unlock between the failed try and the subscription is

@@ -16,8 +16,12 @@ type Vote struct {
 	// (it may still have answered later).
 	Answered bool
 	RTT      time.Duration
-	// Err is the node's error, nil for a grant or a plain refusal.
+	// Err is the node's error, nil for a grant or a plain refusal. A grant
+	// the safety gate did not count is an error too: *WaitError (WAIT not
+	// acknowledged), *RestartError (restarted or young node).
 	Err error
+	// Reason says in words why the node did or did not vote.
+	Reason string
 }
 
 // Report says how a lease was obtained: every node's vote, the time the
@@ -37,7 +41,7 @@ func (l *Lease) Report() Report {
 	r := Report{Name: l.Name(), Elapsed: l.ml.Elapsed(), Drift: drift.Allowance(l.ttl, l.m.c.cfg.factor), Token: l.Token()}
 	r.Validity = max(l.ttl-r.Elapsed-r.Drift, 0)
 	for _, o := range l.ml.Outcomes() {
-		r.Votes = append(r.Votes, Vote{Node: o.Node, Granted: o.Granted, Answered: o.Answered, RTT: o.RTT, Err: o.Err})
+		r.Votes = append(r.Votes, Vote{Node: o.Node, Granted: o.Granted, Answered: o.Answered, RTT: o.RTT, Err: o.Err, Reason: voteReason(o)})
 	}
 	return r
 }
@@ -54,16 +58,7 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "%s: %d/%d votes, acquired in %v, drift allowance %v, validity %v, token %d\n",
 		r.Name, granted, len(r.Votes), r.Elapsed.Round(time.Microsecond), r.Drift, r.Validity.Round(time.Millisecond), r.Token)
 	for _, v := range r.Votes {
-		state := "granted"
-		switch {
-		case !v.Answered:
-			state = "no answer before the decision"
-		case v.Err != nil:
-			state = "error: " + v.Err.Error()
-		case !v.Granted:
-			state = "refused"
-		}
-		fmt.Fprintf(&b, "  %-22s %-8v %s\n", v.Node, v.RTT.Round(time.Microsecond), state)
+		fmt.Fprintf(&b, "  %-22s %-8v %s\n", v.Node, v.RTT.Round(time.Microsecond), v.Reason)
 	}
 	return b.String()
 }

@@ -1,0 +1,203 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Checks are questions a lock call asks the node in the same round trip as
+// its script, on the same connection (a pipeline): WAIT for replicas to
+// acknowledge the script's write, and the server's identity (INFO server) to
+// tell a restarted node. The zero value asks nothing (the plain call).
+//
+// WAIT counts the writes of the connection it runs on, which is why it
+// must follow the script on one connection: on another pooled connection it
+// would return at once. On a Cluster client both go to the master of the
+// lock's slot.
+type Checks struct {
+	// Replicas > 0 runs WAIT Replicas timeout after the script. The timeout
+	// is WaitTimeout, cut to 3/4 of what is left of the call's deadline (so
+	// the answer arrives in time), and never below 1 ms (WAIT 0 would block
+	// for ever).
+	Replicas    int
+	WaitTimeout time.Duration
+	// Server asks INFO server after the script: run_id and uptime.
+	Server bool
+}
+
+func (c Checks) none() bool { return c.Replicas <= 0 && !c.Server }
+
+// Checked is what the checks found.
+type Checked struct {
+	// Acked is how many replicas acknowledged the write (WAIT's answer);
+	// -1 when WAIT was not asked.
+	Acked int
+	// Timeout is the WAIT timeout that was used.
+	Timeout time.Duration
+	// Server is the address the pipeline went to: the node's address, or on
+	// a Cluster client the master of the lock's slot.
+	Server string
+	// RunID and Uptime come from INFO server ("" and 0 when not asked).
+	RunID  string
+	Uptime time.Duration
+}
+
+// waitTimeout is the WAIT timeout for a call under ctx.
+func waitTimeout(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) * 3 / 4; left < d {
+			d = left
+		}
+	}
+	return max(d, time.Millisecond)
+}
+
+// target is the client a checked pipeline runs on: the node's client, or on
+// a Cluster client the master that owns key's slot (a keyless WAIT or INFO
+// in a cluster pipeline would go to a random shard).
+func (n *Node) target(ctx context.Context, key string) (redis.UniversalClient, string, error) {
+	switch c := n.client.(type) {
+	case *redis.ClusterClient:
+		m, err := c.MasterForKey(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, m.Options().Addr, nil
+	case *redis.Ring:
+		return nil, "", errors.New("node: WAIT and restart checks need a standalone, Sentinel or Cluster client, not a Ring")
+	case *redis.Client:
+		return c, c.Options().Addr, nil
+	}
+	return n.client, n.name, nil
+}
+
+// runChecked runs script s and the checks in one pipeline. With no checks
+// it is the plain script call.
+func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (*redis.Cmd, Checked, error) {
+	out := Checked{Acked: -1}
+	var res *redis.Cmd
+	err := n.call(ctx, func(ctx context.Context) error {
+		if chk.none() {
+			res = s.Run(ctx, n.client, keys, args...)
+			return res.Err()
+		}
+		cl, addr, err := n.target(ctx, keys[0])
+		if err != nil {
+			return err
+		}
+		out.Server = addr
+		for try := 0; ; try++ {
+			pipe := cl.Pipeline()
+			res = s.EvalSha(ctx, pipe, keys, args...)
+			var wait *redis.Cmd
+			if chk.Replicas > 0 {
+				out.Timeout = waitTimeout(ctx, chk.WaitTimeout)
+				wait = pipe.Do(ctx, "wait", chk.Replicas, out.Timeout.Milliseconds())
+			}
+			var info *redis.StringCmd
+			if chk.Server {
+				info = pipe.Info(ctx, "server")
+			}
+			_, _ = pipe.Exec(ctx)
+			if err := res.Err(); err != nil {
+				if try == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
+					// The server's script cache does not have it (a restart
+					// or SCRIPT FLUSH): load it and ask again.
+					if err := s.Load(ctx, cl).Err(); err != nil {
+						return err
+					}
+					continue
+				}
+				return err
+			}
+			if wait != nil {
+				a, err := wait.Int64()
+				if err != nil {
+					return fmt.Errorf("node: WAIT: %w", err)
+				}
+				out.Acked = int(a)
+			}
+			if info != nil {
+				s, err := info.Result()
+				if err != nil {
+					return fmt.Errorf("node: INFO server: %w", err)
+				}
+				f := ParseInfo(s)
+				out.RunID = f["run_id"]
+				up, _ := strconv.ParseInt(f["uptime_in_seconds"], 10, 64)
+				out.Uptime = time.Duration(up) * time.Second
+			}
+			return nil
+		}
+	})
+	return res, out, err
+}
+
+func int64s(res *redis.Cmd) ([]int64, error) {
+	v, err := res.Int64Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != 2 {
+		return nil, fmt.Errorf("node: acquire script answered %v", v)
+	}
+	return v, nil
+}
+
+// acquireAnswer turns the acquire scripts' {granted, fence-or-pttl} answer
+// into a vote.
+func acquireAnswer(res []int64) (granted bool, remaining time.Duration, fence int64) {
+	if res[0] == 1 {
+		return true, 0, res[1]
+	}
+	if res[1] > 0 {
+		remaining = time.Duration(res[1]) * time.Millisecond
+	}
+	return false, remaining, 0
+}
+
+func (l *Lock) fenceArg() string {
+	if l.fencing {
+		return "1"
+	}
+	return "0"
+}
+
+// AcquireChecked is Acquire with checks in the same round trip.
+func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
+	res, c, err := l.n.runChecked(ctx, acquireScript, l.keys, []any{l.owner, ms(ttl), l.attempt, l.fenceArg()}, chk)
+	if err != nil {
+		return false, 0, 0, c, err
+	}
+	v, err := int64s(res)
+	if err != nil {
+		return false, 0, 0, c, err
+	}
+	granted, remaining, fence = acquireAnswer(v)
+	return granted, remaining, fence, c, nil
+}
+
+// ExtendChecked is Extend with checks in the same round trip.
+func (l *Lock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks) (bool, Checked, error) {
+	res, c, err := l.n.runChecked(ctx, extendScript, l.keys[:1], []any{l.attempt, ms(ttl)}, chk)
+	if err != nil {
+		return false, c, err
+	}
+	v, err := res.Int64()
+	return v == 1, c, err
+}
+
+// FenceChecked is Fence with checks in the same round trip.
+func (l *Lock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
+	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys, []any{l.attempt, token}, chk)
+	if err != nil {
+		return false, c, err
+	}
+	v, err := res.Int64()
+	return v == 1, c, err
+}

@@ -1,0 +1,178 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+// findingAbout returns the findings of severity sev that name addr and
+// contain text.
+func findingAbout(r *CheckReport, sev Severity, addr, text string) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Severity == sev && (addr == "" || slices.Contains(f.Nodes, addr)) && strings.Contains(f.Message, text) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// The preflight check flags a server reached through two addresses, a
+// replica given as a node, allkeys-lru with a memory limit, and persistence
+// off; a clean setup has no warnings; WithPreflight makes New refuse.
+func TestPreflight(t *testing.T) {
+	good := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.AOFAlways, Extra: []string{"maxmemory-policy noeviction"}})
+	plain := localredis.StartT(t, localredis.Config{})
+	lru := localredis.StartT(t, localredis.Config{Persistence: localredis.AOFAlways, Extra: []string{"maxmemory 100mb", "maxmemory-policy allkeys-lru"}})
+	replica := localredis.StartT(t, localredis.Config{ReplicaOf: good[0].Addr()})
+	client := func(addr string) redis.UniversalClient {
+		c := redis.NewClient(localredis.ClientOptions(addr))
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	ctx := t.Context()
+
+	t.Run("clean", func(t *testing.T) {
+		var cs []redis.UniversalClient
+		for _, s := range good {
+			cs = append(cs, client(s.Addr()))
+		}
+		// Servers just started are younger than a TTL: a notice only.
+		c := newClient(t, cs, WithFencing(), WithTTL(time.Second))
+		r, err := c.Check(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", r)
+		if r.Worst() >= Warning || len(r.Servers) != 3 {
+			t.Fatalf("a clean setup has findings at warning or worse:\n%s", r)
+		}
+	})
+
+	dup := "localhost:" + strconv.Itoa(plain.Port())
+	bad := []redis.UniversalClient{client(plain.Addr()), client(dup), client(lru.Addr()), client(replica.Addr()), client(good[1].Addr())}
+	t.Run("bad", func(t *testing.T) {
+		c := newClient(t, bad)
+		r, err := c.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", r)
+		checks := []struct {
+			sev        Severity
+			addr, text string
+		}{
+			{Problem, dup, "the same server"},
+			{Problem, plain.Addr(), "the same server"},
+			{Problem, replica.Addr(), "is a replica"},
+			{Problem, lru.Addr(), "maxmemory-policy allkeys-lru"},
+			{Warning, plain.Addr(), "persistence off"},
+			{Notice, good[1].Addr(), "persistence"}, // appendfsync always: nothing
+		}
+		for _, ch := range checks {
+			got := findingAbout(r, ch.sev, ch.addr, ch.text)
+			want := ch.text != "persistence" || ch.sev != Notice
+			if (len(got) > 0) != want {
+				t.Errorf("%s %q about %s: found %v, want %v", ch.sev, ch.text, ch.addr, got, want)
+			}
+		}
+		if r.Findings[0].Severity != Problem {
+			t.Errorf("findings not worst first: %v", r.Findings[0])
+		}
+	})
+
+	t.Run("New refuses", func(t *testing.T) {
+		_, err := New(bad, WithPreflight(Problem))
+		var pe *PreflightError
+		if !errors.Is(err, ErrPreflight) || !errors.As(err, &pe) || pe.Report.Count(Problem) < 3 {
+			t.Fatalf("New with WithPreflight(Problem) on a bad setup: %v", err)
+		}
+		t.Logf("%v", err)
+		// Warning refuses a node without persistence too.
+		_, err = New([]redis.UniversalClient{client(plain.Addr()), client(good[1].Addr()), client(good[2].Addr())}, WithPreflight(Warning))
+		if !errors.Is(err, ErrPreflight) {
+			t.Fatalf("WithPreflight(Warning) with persistence off on a node: %v", err)
+		}
+		c, err := New([]redis.UniversalClient{client(plain.Addr()), client(good[1].Addr()), client(good[2].Addr())}, WithPreflight(Problem))
+		if err != nil {
+			t.Fatalf("WithPreflight(Problem) refused warnings only: %v", err)
+		}
+		_ = c.Close()
+	})
+
+	t.Run("WAIT replicas", func(t *testing.T) {
+		c := newClient(t, []redis.UniversalClient{client(good[0].Addr()), client(good[1].Addr()), client(good[2].Addr())},
+			WithWait(1, 10*time.Millisecond))
+		r, err := c.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// good[0] has the replica; the others have none and never vote.
+		if len(findingAbout(r, Problem, good[1].Addr(), "never votes")) != 1 || len(findingAbout(r, Problem, good[0].Addr(), "never votes")) != 0 {
+			t.Fatalf("WithWait(1) findings:\n%s", r)
+		}
+	})
+}
+
+// On a Cluster node the check reports every master and where a lock's keys
+// live (one slot, thanks to the hash tag).
+func TestPreflightCluster(t *testing.T) {
+	cl := localredis.StartClusterT(t, localredis.MinClusterMasters, localredis.Config{})
+	cc := cl.Client()
+	t.Cleanup(func() { _ = cc.Close() })
+	others := localredis.StartNT(t, 2, localredis.Config{})
+	nodes := []redis.UniversalClient{cc}
+	for _, s := range others {
+		c := s.Client()
+		t.Cleanup(func() { _ = c.Close() })
+		nodes = append(nodes, c)
+	}
+	c := newClient(t, nodes)
+	r, err := c.Check(t.Context(), "orders", "users/7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", r)
+	if len(r.Servers) != localredis.MinClusterMasters+2 {
+		t.Fatalf("%d servers, want %d (every cluster master and the two standalones)", len(r.Servers), localredis.MinClusterMasters+2)
+	}
+	if len(r.Placements) != 2 {
+		t.Fatalf("placements %+v, want one per name", r.Placements)
+	}
+	for _, p := range r.Placements {
+		if p.Master == "" || slices.Min(p.Slots) != slices.Max(p.Slots) {
+			t.Fatalf("placement %+v: want one slot and its master", p)
+		}
+		slot, err := cc.ClusterKeySlot(t.Context(), "{"+p.Name+"}").Result()
+		if err != nil || slot != p.Slots[0] {
+			t.Fatalf("placement %+v: slot of the hash tag is %d (%v)", p, slot, err)
+		}
+	}
+	if len(findingAbout(r, Problem, "", "")) != 0 {
+		t.Fatalf("problems on a healthy cluster:\n%s", r)
+	}
+
+	// The safety gate on a Cluster node asks the master of the lock's slot
+	// (INFO server in the same round trip): the lock is granted once the
+	// servers have been up a TTL.
+	g := newClient(t, nodes, WithTTL(time.Second), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	l, err := mustMutex(t, g, "orders").Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock with restart detection on a Cluster node: %v", err)
+	}
+	defer l.Unlock(ctx)
+	if st, err := c.Nodes()[0].Inspect(ctx, "orders"); err != nil || !st.Present {
+		t.Fatalf("the Cluster node does not hold the lock: %+v %v\n%s", st, err, l.Report())
+	}
+}

@@ -1,0 +1,161 @@
+package quorum
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNodeRestarted: a node restarted recently (its run_id changed, or it has
+// been up for less than the restart delay), so it does not vote yet.
+var ErrNodeRestarted = errors.New("quorumlock: node restarted recently")
+
+// RestartError is why a node did not vote under WithRestartDetection. It
+// unwraps to ErrNodeRestarted.
+type RestartError struct {
+	// RunID is the node's current run_id; PrevRunID the one seen before it,
+	// when the run_id changed ("" for a node that is only young).
+	RunID, PrevRunID string
+	// Uptime is the node's uptime as it last said (whole seconds).
+	Uptime time.Duration
+	// Delay is the restart delay: a restarted node sits out this long.
+	Delay time.Duration
+	// Left is how long it still sits out.
+	Left time.Duration
+}
+
+func (e *RestartError) Error() string {
+	left := e.Left.Round(time.Millisecond)
+	if e.PrevRunID != "" {
+		return fmt.Sprintf("restarted (run_id %.8s… was %.8s…), up %v: no vote for %v more (restart delay %v)", e.RunID, e.PrevRunID, e.Uptime, left, e.Delay)
+	}
+	return fmt.Sprintf("up only %v, less than the restart delay %v: no vote for %v more", e.Uptime, e.Delay, left)
+}
+
+func (e *RestartError) Unwrap() error { return ErrNodeRestarted }
+
+// WithRestartDetection makes the client enforce a delayed restart (the
+// RedLock paper's remedy for nodes that lose their keys in a crash): a node
+// whose run_id changed since this client last saw it, or that has been up
+// for less than delay, does not vote until delay has passed. A node that
+// restarted empty could otherwise grant a lock another client still holds
+// there. Each acquire asks INFO server in the same round trip as the acquire
+// script (no extra round trip; a node known to be sitting out is not asked
+// at all).
+//
+// delay 0 (the default when on) means the largest TTL in use: the client
+// TTL or the longest lease time this client has acquired with, whichever is
+// larger. Set it explicitly when other processes use longer TTLs. Default
+// off.
+//
+// It protects mutual exclusion across a crash without persistence. It does
+// not keep fencing counters monotonic: for those use appendonly yes with
+// appendfsync always (see docs/safety.md).
+func WithRestartDetection(delay time.Duration) Option {
+	return func(c *config) { c.safety.restart, c.safety.restartDelay = true, delay }
+}
+
+// restartKey names one server: a node, or on a Cluster node the master of a
+// slot (its address).
+type restartKey struct {
+	node   int
+	server string
+}
+
+type nodeLife struct {
+	runID   string
+	prev    string    // the run_id before the last change
+	votesAt time.Time // on the client's clock; zero: votes
+	uptime  time.Duration
+}
+
+type restartState struct {
+	fixed  time.Duration // the configured delay; 0: maxTTL
+	maxTTL atomic.Int64
+
+	mu    sync.Mutex
+	nodes map[restartKey]*nodeLife
+}
+
+func newRestartState(ttl, fixed time.Duration) *restartState {
+	s := &restartState{fixed: fixed, nodes: map[restartKey]*nodeLife{}}
+	s.maxTTL.Store(int64(ttl))
+	return s
+}
+
+// noteTTL records a TTL in use.
+func (s *restartState) noteTTL(ttl time.Duration) {
+	for {
+		cur := s.maxTTL.Load()
+		if int64(ttl) <= cur || s.maxTTL.CompareAndSwap(cur, int64(ttl)) {
+			return
+		}
+	}
+}
+
+func (s *restartState) delay() time.Duration {
+	if s.fixed > 0 {
+		return s.fixed
+	}
+	return time.Duration(s.maxTTL.Load())
+}
+
+// pending returns a *RestartError when node i (not a Cluster) is known to
+// sit out at now.
+func (s *restartState) pending(i int, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.nodes[restartKey{node: i}]
+	if l == nil || !now.Before(l.votesAt) {
+		return nil
+	}
+	return &RestartError{RunID: l.runID, PrevRunID: l.prev, Uptime: l.uptime, Delay: s.delay(), Left: l.votesAt.Sub(now)}
+}
+
+// observe records what node i (server on a Cluster) said at now and returns
+// a *RestartError when it must not vote.
+func (s *restartState) observe(i int, server string, now time.Time, runID string, uptime time.Duration) error {
+	if runID == "" {
+		return fmt.Errorf("%w: the node did not report a run_id (INFO server); restart detection cannot vouch for it", ErrNodeRestarted)
+	}
+	delay := s.delay()
+	k := restartKey{node: i, server: server}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.nodes[k]
+	if l == nil {
+		l = &nodeLife{}
+		s.nodes[k] = l
+	}
+	if err := l.observe(now, runID, uptime, delay); err != nil {
+		return err
+	}
+	return nil
+}
+
+// observe applies the rules: a changed run_id sits out delay from when it
+// is seen (the restart happened at most then; a failover to a long-running
+// replica also changes it); a node up for less than delay sits out until it
+// has been up that long.
+func (l *nodeLife) observe(now time.Time, runID string, uptime, delay time.Duration) *RestartError {
+	later := func(t time.Time) {
+		if t.After(l.votesAt) {
+			l.votesAt = t
+		}
+	}
+	if l.runID != "" && l.runID != runID {
+		l.prev = l.runID
+		later(now.Add(delay))
+	}
+	l.runID, l.uptime = runID, uptime
+	if uptime < delay {
+		later(now.Add(delay - uptime))
+	}
+	if now.Before(l.votesAt) {
+		return &RestartError{RunID: runID, PrevRunID: l.prev, Uptime: uptime, Delay: delay, Left: l.votesAt.Sub(now)}
+	}
+	l.prev = ""
+	return nil
+}

@@ -1,0 +1,162 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestNodeLifeRules(t *testing.T) {
+	t0 := time.Now()
+	const delay = 10 * time.Second
+	type obs struct {
+		at     time.Duration // after t0
+		runID  string
+		uptime time.Duration
+		votes  bool
+		left   time.Duration // when it does not vote
+	}
+	cases := []struct {
+		name string
+		obs  []obs
+	}{
+		{"old node votes at first sight", []obs{{0, "a", time.Hour, true, 0}}},
+		{"young node waits until it has been up delay", []obs{
+			{0, "a", 3 * time.Second, false, 7 * time.Second},
+			{6 * time.Second, "a", 9 * time.Second, false, time.Second},
+			{7 * time.Second, "a", 10 * time.Second, true, 0},
+		}},
+		{"restart: new run_id sits out delay from when seen", []obs{
+			{0, "a", time.Hour, true, 0},
+			{time.Second, "b", 0, false, delay},
+			{5 * time.Second, "b", 4 * time.Second, false, 6 * time.Second},
+			{11 * time.Second, "b", 10 * time.Second, true, 0},
+		}},
+		{"failover to a long-running replica: new run_id, long uptime", []obs{
+			{0, "a", time.Hour, true, 0},
+			{time.Second, "r", 2 * time.Hour, false, delay},
+			{11 * time.Second, "r", 2 * time.Hour, true, 0},
+		}},
+		{"uptime seconds are rounded down: never early", []obs{
+			{0, "a", 9 * time.Second, false, time.Second},
+			{500 * time.Millisecond, "a", 9 * time.Second, false, time.Second},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var l nodeLife
+			for i, o := range tc.obs {
+				err := l.observe(t0.Add(o.at), o.runID, o.uptime, delay)
+				if (err == nil) != o.votes {
+					t.Fatalf("observation %d %+v: err %v", i, o, err)
+				}
+				if err != nil && err.Left != o.left {
+					t.Fatalf("observation %d %+v: sits out %v more, want %v", i, o, err.Left, o.left)
+				}
+			}
+		})
+	}
+}
+
+// The scenario restart detection exists for: a lock held on nodes 0, 1 and
+// 2 of 5; node 2 is killed (kill -9, no persistence) and restarted at once,
+// empty. Nodes 2, 3 and 4 now form a majority that does not know the lock.
+// Without restart detection a second client gets the lock while the first
+// lease is still valid; with it, node 2 does not vote (the error says why)
+// and the second client gets the lock only once the first lease has ended.
+func TestRestartDetection(t *testing.T) {
+	servers, clients := cluster(t, 5)
+	const ttl = 2 * time.Second
+	ctx := t.Context()
+	own := func() []redis.UniversalClient {
+		out := make([]redis.UniversalClient, len(servers))
+		for i, s := range servers {
+			c := s.Client()
+			t.Cleanup(func() { _ = c.Close() })
+			out[i] = c
+		}
+		return out
+	}
+	holder := newClient(t, clients, WithTTL(ttl))
+	detecting := newClient(t, own(), WithTTL(ttl), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	plain := newClient(t, own(), WithTTL(ttl))
+
+	// The detecting client learns every node's run_id. Fresh servers are
+	// young (up less than the TTL): it waits until they have been up that
+	// long.
+	warm, err := mustMutex(t, detecting, "warm-up").Lock(ctx)
+	if err != nil {
+		t.Fatalf("warm-up Lock: %v", err)
+	}
+	_ = warm.Unlock(ctx)
+
+	// The holder gets nodes 0, 1 and 2: another owner sits on 3 and 4.
+	var blockers []interface {
+		Release(context.Context) (bool, error)
+	}
+	for _, n := range holder.Nodes()[3:] {
+		b := n.Lock("res", "blocker", "blocker-attempt", false)
+		if ok, _, _, err := b.Acquire(ctx, ttl); !ok || err != nil {
+			t.Fatalf("blocker: %v %v", ok, err)
+		}
+		blockers = append(blockers, b)
+	}
+	a, err := mustMutex(t, holder, "res", WithLeaseTime(ttl)).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("holder TryLock: %v", err)
+	}
+	for _, b := range blockers {
+		_, _ = b.Release(ctx)
+	}
+
+	if err := servers[2].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := servers[2].Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted := holder.Nodes()[2].Name()
+
+	// With restart detection: node 2 does not vote, and says why.
+	_, err = mustMutex(t, detecting, "res", WithLeaseTime(ttl)).TryLock(ctx)
+	var re *RestartError
+	if !errors.Is(err, ErrNotObtained) || !errors.As(err, &re) || !strings.Contains(err.Error(), restarted) {
+		t.Fatalf("TryLock through the restarted node with restart detection: %v, want ErrNotObtained with a *RestartError of %s", err, restarted)
+	}
+	if re.PrevRunID == "" || re.PrevRunID == re.RunID || re.Left <= 0 {
+		t.Fatalf("restart error %+v: want the old and new run_id and the time left", re)
+	}
+	t.Logf("node %s: %v", restarted, re)
+
+	// Without it: a second holder while the first lease is valid.
+	b, err := mustMutex(t, plain, "res", WithLeaseTime(ttl)).TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock through the restarted node without restart detection: %v (expected the unsafe grant)", err)
+	}
+	if time.Now().Before(a.Until()) {
+		t.Logf("without restart detection: a second holder while the first lease is valid for %v more (the hazard)", time.Until(a.Until()).Round(time.Millisecond))
+	} else {
+		t.Logf("without restart detection a second holder got the lock, but the first lease had already ended (slow machine)")
+	}
+	_ = b.Unlock(ctx)
+
+	// With detection, Lock waits: it gets the lock only after the first
+	// lease's validity has ended.
+	wctx, cancel := context.WithTimeout(ctx, 3*ttl)
+	defer cancel()
+	l, err := mustMutex(t, detecting, "res", WithLeaseTime(ttl)).Lock(wctx)
+	if err != nil {
+		t.Fatalf("Lock with restart detection: %v", err)
+	}
+	got := time.Now()
+	if got.Before(a.Until()) {
+		t.Fatalf("a second holder %v before the first lease's validity ended:\n%s", a.Until().Sub(got), l.Report())
+	}
+	t.Logf("second holder after the first lease ended:\n%s", l.Report())
+	_ = l.Unlock(ctx)
+	_ = a.Unlock(ctx)
+}

@@ -1,0 +1,219 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// safetyConfig holds the safety options (WithWait, WithRestartDetection,
+// WithPreflight). The zero value turns all of them off, and then lock calls
+// go to the nodes exactly as without them: no wrapper, no extra command.
+type safetyConfig struct {
+	wait         bool
+	waitReplicas int
+	waitTimeout  time.Duration
+
+	restart      bool
+	restartDelay time.Duration // 0: the largest TTL in use
+
+	preflight       bool
+	preflightRefuse Severity
+}
+
+// safetyState is the per-client state the safety options keep.
+type safetyState struct {
+	restart *restartState
+}
+
+// initSafety validates the safety options and sets up their state; it runs
+// at the end of New, when the nodes are known.
+func (c *Client) initSafety() error {
+	s := &c.cfg.safety
+	if s.wait && s.waitReplicas < 1 {
+		return fmt.Errorf("quorum: WithWait needs a replica count of at least 1, got %d", s.waitReplicas)
+	}
+	if s.wait {
+		budget := c.cfg.policy.LockWaitTime(c.cfg.attemptTimeout, len(c.nodes))
+		if s.waitTimeout <= 0 || s.waitTimeout >= budget {
+			return fmt.Errorf("quorum: WithWait timeout %v must be positive and below the per-node budget %v (the attempt timeout %v shared by the policy over %d nodes); raise WithAttemptTimeout or lower the WAIT timeout",
+				s.waitTimeout, budget, c.cfg.attemptTimeout, len(c.nodes))
+		}
+	}
+	if s.restartDelay < 0 {
+		return fmt.Errorf("quorum: negative restart delay %v", s.restartDelay)
+	}
+	if s.restart {
+		c.safety.restart = newRestartState(c.cfg.ttl, s.restartDelay)
+	}
+	for i, n := range c.nodes {
+		if _, ring := n.Client().(*redis.Ring); ring && c.gated() {
+			return fmt.Errorf("quorum: node %d is a Ring client; WithWait and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
+		}
+	}
+	if s.preflight {
+		return c.preflight()
+	}
+	return nil
+}
+
+// gated reports whether node calls go through the safety gate.
+func (c *Client) gated() bool {
+	return c.cfg.safety.waitReplicas > 0 || c.cfg.safety.restart
+}
+
+// checkedLocker is a node lock that can ask checks in the same round trip
+// (node.Lock, node.RWLock).
+type checkedLocker interface {
+	multilock.Locker
+	multilock.Fencer
+	AcquireChecked(ctx context.Context, ttl time.Duration, chk node.Checks) (bool, time.Duration, int64, node.Checked, error)
+	ExtendChecked(ctx context.Context, ttl time.Duration, chk node.Checks) (bool, node.Checked, error)
+	FenceChecked(ctx context.Context, token int64, chk node.Checks) (bool, node.Checked, error)
+}
+
+// sublock is node i's lock of one attempt: a plain node lock, or a read or
+// write share of a read-write lock, behind the safety gate when a safety
+// option is on.
+func (m *Mutex) sublock(i int, n *node.Node, name, owner, attempt string, fencing bool) multilock.Locker {
+	var l checkedLocker
+	switch m.rw {
+	case rwRead, rwWrite:
+		l = n.RWLock(name, owner, attempt, m.rw == rwWrite, fencing)
+	default:
+		nl := n.Lock(name, owner, attempt, fencing)
+		if !m.c.gated() {
+			return nl
+		}
+		l = nl
+	}
+	if !m.c.gated() {
+		return l
+	}
+	_, cluster := n.Client().(*redis.ClusterClient)
+	return &gate{c: m.c, i: i, l: l, cluster: cluster}
+}
+
+// gate wraps one node's lock of one attempt: a grant counts as a vote only
+// if the node passes the safety checks asked in the same round trip (WAIT
+// acknowledged by enough replicas; the node did not restart recently). A
+// grant that fails them is given back at once and reported as an error with
+// the reason (*WaitError, *RestartError), so the lease report says why the
+// node did not vote.
+type gate struct {
+	c       *Client
+	i       int
+	l       checkedLocker
+	cluster bool
+}
+
+func (g *gate) String() string { return fmt.Sprint(g.l) }
+
+func (g *gate) checks(server bool) node.Checks {
+	s := g.c.cfg.safety
+	return node.Checks{Replicas: s.waitReplicas, WaitTimeout: s.waitTimeout, Server: server && s.restart}
+}
+
+func (g *gate) Acquire(ctx context.Context, ttl time.Duration) (bool, time.Duration, int64, error) {
+	rs := g.c.safety.restart
+	if rs != nil {
+		rs.noteTTL(ttl)
+		if !g.cluster {
+			// Known to be young: no need to ask, it cannot vote yet.
+			if err := rs.pending(g.i, g.c.cfg.clock.Now()); err != nil {
+				return false, 0, 0, err
+			}
+		}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// The attempt is cancelled once the quorum is decided; this call
+		// goes on to its own deadline instead, so that a node still in WAIT
+		// says why its vote did not count, and a grant the gate refuses is
+		// given back by the gate (multilock counts the straggler).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
+		defer cancel()
+	}
+	granted, remaining, fence, chk, err := g.l.AcquireChecked(ctx, ttl, g.checks(true))
+	if err != nil {
+		return granted, remaining, fence, err
+	}
+	if rs != nil {
+		server := ""
+		if g.cluster {
+			server = chk.Server
+		}
+		if rerr := rs.observe(g.i, server, g.c.cfg.clock.Now(), chk.RunID, chk.Uptime); rerr != nil {
+			if granted {
+				g.giveBack()
+			}
+			return false, 0, 0, rerr
+		}
+	}
+	if granted && chk.Acked >= 0 && chk.Acked < g.c.cfg.safety.waitReplicas {
+		g.giveBack()
+		return false, 0, 0, &WaitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
+	}
+	return granted, remaining, fence, nil
+}
+
+// giveBack releases this attempt's share on the node after the gate refused
+// its vote, on a fresh context bounded by the release timeout.
+func (g *gate) giveBack() {
+	ctx, cancel := context.WithTimeout(context.Background(), g.c.cfg.releaseTimeout)
+	defer cancel()
+	_, _ = g.l.Release(ctx)
+}
+
+func (g *gate) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
+	ok, chk, err := g.l.ExtendChecked(ctx, ttl, g.checks(false))
+	if err != nil || !ok {
+		return ok, err
+	}
+	if chk.Acked >= 0 && chk.Acked < g.c.cfg.safety.waitReplicas {
+		// The extension may not survive a failover of this node.
+		return false, &WaitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
+	}
+	return true, nil
+}
+
+func (g *gate) Release(ctx context.Context) (bool, error) { return g.l.Release(ctx) }
+
+func (g *gate) Fence(ctx context.Context, token int64) (bool, error) {
+	ok, chk, err := g.l.FenceChecked(ctx, token, g.checks(false))
+	if err != nil || !ok {
+		return ok, err
+	}
+	if chk.Acked >= 0 && chk.Acked < g.c.cfg.safety.waitReplicas {
+		// A counter a failover can lose must not count for the token.
+		return false, &WaitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
+	}
+	return true, nil
+}
+
+// voteReason says in words why a node did or did not vote.
+func voteReason(o multilock.Outcome) string {
+	var we *WaitError
+	var re *RestartError
+	switch {
+	case o.Granted:
+		return "granted"
+	case !o.Answered:
+		return "no answer before the decision"
+	case errors.As(o.Err, &we):
+		return "not counted: " + we.Error()
+	case errors.As(o.Err, &re):
+		return "not counted: " + re.Error()
+	case o.Err != nil:
+		return "error: " + o.Err.Error()
+	case o.Remaining > 0:
+		return fmt.Sprintf("refused: held by another owner for %v more", o.Remaining.Round(time.Millisecond))
+	}
+	return "refused: held by another owner"
+}
