@@ -223,25 +223,32 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 
 	t.Run("quorum-of-three", func(t *testing.T) {
 		nodes := clients[1:]
-		holder := newClient(t, nodes, WithTTL(ttl))
+		holder := newClient(t, nodes, WithTTL(ttl), WithAttemptTimeout(2*time.Second))
 		other := newClient(t, nodes, WithTTL(ttl))
-		lease, err := mustMutex(t, holder, "orders").Lock(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Fail over a group that holds the lock (a majority decides, so one
-		// node may not have it).
+		// A majority decides, so a slow node may not have the lock; then
+		// losing any one of the two that do would rightly lose the lease.
+		// Start from a lease that every group holds.
 		key := holder.Nodes()[0].Keys("orders").Lock
-		gi := -1
-		for i, c := range nodes {
-			if c.Exists(ctx, key).Val() == 1 {
-				gi = 1 + i
+		var lease *Lease
+		for try := 0; lease == nil; try++ {
+			l, err := mustMutex(t, holder, "orders").Lock(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(time.Second)
+			for time.Now().Before(deadline) && !allHave(ctx, nodes, key) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if allHave(ctx, nodes, key) {
+				lease = l
 				break
 			}
+			if try == 5 {
+				t.Fatalf("no lease held by all three groups in 5 tries: %v", l.Report())
+			}
+			_ = l.Unlock(ctx)
 		}
-		if gi < 0 {
-			t.Fatalf("no group has the lock: %v", lease.Report())
-		}
+		gi := 1 // the first of the three
 		took := failoverWithoutKey(t, d, gi, key)
 		t.Logf("failover of one of three groups took %v", took.Round(time.Millisecond))
 		time.Sleep(ttl / 2) // more than one renewal after the failover
@@ -255,4 +262,14 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 			t.Fatalf("Unlock: %v", err)
 		}
 	})
+}
+
+// allHave reports whether every client's node has key.
+func allHave(ctx context.Context, clients []redis.UniversalClient, key string) bool {
+	for _, c := range clients {
+		if c.Exists(ctx, key).Val() != 1 {
+			return false
+		}
+	}
+	return true
 }
