@@ -2,7 +2,9 @@
 # Finds or installs what the tests and the demo need: redis-server,
 # redis-sentinel and redis-cli (Debian: redis-server, redis-sentinel,
 # redis-tools), libfaketime and gcc for the clock-fault tests, and chromium
-# for the web console's browser test (console/, driven with chromedp).
+# for the web console's browser test (console/, driven with chromedp), and
+# postgresql for the SQL fencing guard's test (guard/: the test runs initdb
+# and postgres itself, as a non-root user, on a free loopback port).
 # Installs with apt-get when running as root; otherwise says what to install.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ command -v redis-cli      >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v gcc            >/dev/null 2>&1 || need_pkgs+=(gcc)
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need_pkgs+=(libfaketime)
 command -v chromium       >/dev/null 2>&1 || need_pkgs+=(chromium)
+{ command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 || need_pkgs+=(postgresql)
 for extra in ${QUORUMLOCK_EXTRA_PKGS:-}; do
   dpkg -s "$extra" >/dev/null 2>&1 || need_pkgs+=("$extra")
 done

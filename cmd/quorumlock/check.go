@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+const checkSummary = "preflight check of the nodes: distinct servers (run_id), masters, persistence, maxmemory-policy, Cluster slot placement"
+
+func init() {
+	register(&command{name: "check", summary: checkSummary, run: runCheck})
+}
+
+func runCheck(ctx context.Context, args []string, out io.Writer) error {
+	fs := flags("check", checkSummary, out)
+	nodes := nodesFlag(fs)
+	names := fs.String("names", "", "lock names (comma-separated) whose Cluster slot placement to report")
+	ttl := fs.Duration("ttl", 10*time.Second, "the lock TTL your clients use (young servers are compared with it)")
+	fencing := fs.Bool("fencing", false, "your clients use fencing tokens (persistence findings get stricter)")
+	restart := fs.Bool("restart-detection", false, "your clients use restart detection (persistence off is then a notice)")
+	wait := fs.Int("wait", 0, "your clients use WithWait with this many replicas (nodes with fewer are problems)")
+	strict := fs.Bool("strict", false, "fail on warnings too, not only on problems")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	opts := []quorum.Option{quorum.WithTTL(*ttl)}
+	if *fencing {
+		opts = append(opts, quorum.WithFencing())
+	}
+	if *restart {
+		opts = append(opts, quorum.WithRestartDetection(0))
+	}
+	if *wait > 0 {
+		// Only the replica count matters to the check; a timeout that New
+		// accepts.
+		opts = append(opts, quorum.WithWait(*wait, time.Millisecond))
+	}
+	c, err := dialNodes(*nodes, opts...)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var lockNames []string
+	for _, n := range strings.Split(*names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			lockNames = append(lockNames, n)
+		}
+	}
+	r, err := c.Check(ctx, lockNames...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, r)
+	refuse := quorum.Problem
+	if *strict {
+		refuse = quorum.Warning
+	}
+	if r.Worst() >= refuse {
+		return fmt.Errorf("%d problem(s), %d warning(s): fix them before trusting the lock (see the lines above)", r.Count(quorum.Problem), r.Count(quorum.Warning))
+	}
+	return nil
+}
