@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +72,10 @@ const (
 	// Enqueue: phase two of the ticket. Write the ticket back set-if-greater
 	// and place the entry at it (first contact with this node).
 	Enqueue
+	// Place: as Enqueue, where the waiter's ticket answer counted: the entry
+	// it put in line then must still be there (it is given its ticket);
+	// when it is gone, the attempt is refused and Entry reports EntryGone.
+	Place
 	// Refresh: the entry must still be there; refresh its deadline. When it
 	// is gone the attempt is refused and Entry reports EntryGone.
 	Refresh
@@ -80,6 +85,8 @@ func (m QueueMode) arg() string {
 	switch m {
 	case Enqueue:
 		return "enqueue"
+	case Place:
+		return "place"
 	case Refresh:
 		return "refresh"
 	}
@@ -146,7 +153,7 @@ func (n *Node) FairLock(name, owner, attempt string, w Waiter, mode QueueMode, f
 	}
 	return &FairLock{
 		l:   &Lock{n: n, keys: []string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, fencing: fencing},
-		all: n.fairKeys(name), wake: f.Wake, w: w, mode: mode,
+		all: n.fairKeys(name), wake: f.Wake, w: w, mode: mode, answered: make(chan struct{}),
 	}
 }
 
@@ -160,6 +167,9 @@ type FairLock struct {
 	mode  QueueMode
 	entry atomic.Int32
 	held  atomic.Bool
+
+	answered chan struct{} // closed when Acquire returned
+	once     sync.Once
 }
 
 func (l *FairLock) String() string { return l.l.n.name }
@@ -191,6 +201,10 @@ func (l *FairLock) FenceChecked(ctx context.Context, token int64, chk Checks) (b
 // Acquire (EntryUnknown before the answer).
 func (l *FairLock) Entry() Entry { return Entry(l.entry.Load()) }
 
+// Answered is closed once Acquire has returned (with an answer or an
+// error): then Entry says what this node said.
+func (l *FairLock) Answered() <-chan struct{} { return l.answered }
+
 // Mode is the attempt's queue mode.
 func (l *FairLock) Mode() QueueMode { return l.mode }
 
@@ -208,6 +222,7 @@ func (l *FairLock) Acquire(ctx context.Context, ttl time.Duration) (granted bool
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
+	defer l.once.Do(func() { close(l.answered) })
 	b := l.l
 	args := []any{b.owner, ms(ttl), b.attempt, b.fenceArg(), l.w.ID, l.w.Ticket, l.mode.arg(), ms(l.w.Timeout), l.wake, b.channel}
 	res, c, err := b.n.runChecked(ctx, fairAcquireScript, l.all, args, chk)
@@ -227,14 +242,16 @@ func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Ch
 }
 
 // Release gives back this attempt's share and wakes the next waiter when
-// the lock became free. After Hold it also takes the waiter out of line.
+// the lock became free. After Hold it also takes the waiter out of line;
+// before (a failed attempt's rollback) the waiter keeps its place and is
+// not woken by its own rollback.
 func (l *FairLock) Release(ctx context.Context) (bool, error) {
-	waiter := ""
+	leave := "0"
 	if l.held.Load() {
-		waiter = l.w.ID
+		leave = "1"
 	}
 	b := l.l
-	v, err := b.int(ctx, fairReleaseScript, l.all, b.owner, b.attempt, waiter, ms(l.w.Timeout), l.wake, b.channel)
+	v, err := b.int(ctx, fairReleaseScript, l.all, b.owner, b.attempt, l.w.ID, leave, ms(l.w.Timeout), l.wake, b.channel)
 	return v == 1, err
 }
 

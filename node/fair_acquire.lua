@@ -5,6 +5,7 @@
 -- fencing, ARGV[5] waiter ("" with mode "try"), ARGV[6] ticket,
 -- ARGV[7] mode: "try" (no entry: grant only when nobody is in line),
 -- "enqueue" (phase two of the ticket: write it back and place the entry),
+-- "place" (as enqueue, but the entry taking a ticket must still be there),
 -- "refresh" (the entry must still be there; refresh its deadline),
 -- ARGV[8] entry timeout in ms, ARGV[9] wake channel prefix, ARGV[10] unlock
 -- channel
@@ -31,7 +32,7 @@ if mode ~= 'try' then
   if s and tonumber(s) < 0 then
     -- The waiter left; this is a late message of it. Never put it back.
     entry = 3
-  elseif mode == 'enqueue' then
+  elseif mode == 'enqueue' or mode == 'place' then
     -- Write the ticket back set-if-greater: any ticket taken after this
     -- on a majority overlapping this one is higher.
     local t = tonumber(ARGV[6])
@@ -42,10 +43,15 @@ if mode ~= 'try' then
       entry = 1
       -- A waiter that was taking its ticket no longer holds the line back.
       if tonumber(s) == 0 then changed = true end
-    else
+      redis.call('zadd', KEYS[2], t, waiter)
+    elseif mode == 'enqueue' then
       entry = 2
+      redis.call('zadd', KEYS[2], t, waiter)
+    else
+      -- "place": its ticket was counted here, so its entry was here since;
+      -- it is not any more (it expired): the waiter must know.
+      entry = 3
     end
-    redis.call('zadd', KEYS[2], t, waiter)
   elseif s then
     entry = 1
   else
@@ -79,7 +85,7 @@ local h = head()
 if entry == 3 or (#h > 0 and h[1] ~= waiter) then
   -- Whoever is first now may not know yet that it is (an entry before it
   -- expired, or a waiter taking its ticket placed it).
-  if changed then wake(ARGV[9], ARGV[10]) end
+  if changed then wake(ARGV[9], ARGV[10], waiter) end
   local wait = 0
   if #h > 0 then
     wait = math.max(tonumber(redis.call('zscore', KEYS[3], h[1]) or now) - now, 1)

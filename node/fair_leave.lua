@@ -6,5 +6,5 @@
 local now = now_ms()
 local changed = purge(now)
 if leave(ARGV[1], now, tonumber(ARGV[2])) then changed = true end
-if changed then wake(ARGV[3], ARGV[4]) end
+if changed then wake(ARGV[3], ARGV[4], '') end
 return 1

@@ -36,14 +36,15 @@ local function head()
 end
 
 -- Tell whoever is first in line that the lock is free here: on that waiter's
--- own channel, so exactly one waiter wakes.
-local function wake(prefix, unlock)
+-- own channel, so exactly one waiter wakes. skip is a waiter that needs no
+-- telling (it is the caller).
+local function wake(prefix, unlock, skip)
   if redis.call('exists', KEYS[1]) == 1 then return end
   local h = head()
   if #h == 0 then
     -- Nobody queues: wake plain-Mutex waiters of the same name, if any.
     redis.call('publish', unlock, 'released')
-  elseif tonumber(h[2]) > 0 then
+  elseif tonumber(h[2]) > 0 and h[1] ~= skip then
     redis.call('publish', prefix .. h[1], h[2])
   end
   -- A waiter still taking its ticket is first: nobody can be granted until

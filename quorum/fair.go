@@ -1,0 +1,508 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// ErrNoTicket: a waiter could not take a ticket on a quorum (too few nodes
+// answered). Lock keeps trying until its context ends; the error says which
+// nodes failed.
+var ErrNoTicket = errors.New("quorumlock: no ticket: too few nodes answered; check that a majority of nodes is reachable")
+
+// FairMutex is a named lock on the client's quorum that serves waiters in
+// the order they arrived, across every client: first come, first served.
+// Like Mutex it is immutable configuration, safe for concurrent use, and
+// each Lock or TryLock returns its own *Lease (Unlock, Extend, watchdog,
+// fencing token, Done all work unchanged).
+//
+// How it orders waiters (docs/fairness.md has the whole argument):
+//
+//   - Lock takes a ticket in two phases: it counts the ticket counter up on
+//     every node (which also puts it in line there as "taking a ticket"),
+//     takes the highest value of a majority, and writes that back
+//     set-if-greater on a majority while placing its entry at that ticket.
+//     A waiter that starts taking its ticket after another has placed its
+//     own on a majority gets a higher ticket.
+//   - A node grants only when the lock is free there and the caller is first
+//     in its line; while some waiter is still taking a ticket there, it
+//     grants nobody (Lamport's bakery). A waiter needs a majority, as usual.
+//   - The holder's release wakes exactly the next waiter, on that waiter's
+//     own channel, in whatever process it runs.
+//   - A waiter refreshes its entry while it waits (every attempt does). An
+//     entry not refreshed within the queue timeout (the client's TTL) is
+//     dropped, so a dead waiter stops blocking the line. A waiter whose
+//     entry is gone from so many nodes that it no longer lives on a majority
+//     has lost its place: it leaves and takes a new ticket.
+//   - TryLock takes no ticket and is granted only where nobody is in line:
+//     it never passes a waiter.
+//
+// With no faults, acquisitions happen in ticket order. A reentrant
+// acquisition (WithOwner, while the owner holds the lock) is granted at
+// once, as in Redisson. A plain Mutex of the same name shares the lock (a
+// fair grant waits for a plain holder and the reverse), but a plain Mutex
+// does not queue: mixing them makes the plain side jump the line.
+type FairMutex struct {
+	m *Mutex
+	// onGrant, when set (tests), is called by Lock with the waiter and
+	// ticket that obtained the lock, before Lock returns.
+	onGrant func(waiter string, ticket int64)
+}
+
+// FairMutex returns the fair lock called name. Options are those of Mutex
+// (WithOwner, WithLeaseTime).
+func (c *Client) FairMutex(name string, opts ...MutexOption) (*FairMutex, error) {
+	m, err := c.newMutex([]string{name}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &FairMutex{m: m}, nil
+}
+
+// Name is the lock's name.
+func (f *FairMutex) Name() string { return f.m.Name() }
+
+// QueueTimeout is how long a waiter's entry lives on a node without being
+// refreshed: the client's TTL (WithTTL). A waiter that dies leaves the line
+// at most this long after its last refresh, as a holder that dies leaves
+// the lock at most one TTL after its last renewal.
+func (f *FairMutex) QueueTimeout() time.Duration { return f.m.c.cfg.ttl }
+
+// fairWaiter is one ticket's place in line, across the nodes.
+type fairWaiter struct {
+	node.Waiter
+	// placed[i]: node i has the entry at the ticket (attempts refresh it);
+	// otherwise attempts place it (Enqueue).
+	placed []bool
+	// counted[i]: node i's answer counted for the ticket, and its entry has
+	// lived there since. While these are a majority, no waiter with a higher
+	// ticket can be granted (docs/fairness.md).
+	counted []bool
+	watches []*node.Watch
+	// ready counts subscription confirmations of the wake channel; want
+	// of them (limit+1 nodes) overlap every majority a release reaches.
+	ready     chan struct{}
+	confirmed int
+	want      int
+}
+
+// subscribed reports, without waiting, whether enough nodes confirmed the
+// waiter's wake channel.
+func (w *fairWaiter) subscribed() bool {
+	for w.confirmed < w.want {
+		select {
+		case <-w.ready:
+			w.confirmed++
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// awaitSubscribed waits until enough nodes confirmed the wake channel, a
+// wake-up came, d passed (frozen nodes never confirm), or ctx ended.
+func (w *fairWaiter) awaitSubscribed(ctx context.Context, signal chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for w.confirmed < w.want {
+		select {
+		case <-w.ready:
+			w.confirmed++
+		case <-signal:
+			return
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// note records what the nodes said about the entry in one attempt.
+func (w *fairWaiter) note(fls []*node.FairLock) {
+	for i, fl := range fls {
+		switch fl.Entry() {
+		case node.EntryKept:
+			w.placed[i] = true
+		case node.EntryNew:
+			// Placed now, but not there all along: it may have missed a
+			// grant to a later ticket meanwhile.
+			w.placed[i], w.counted[i] = true, false
+		case node.EntryGone:
+			w.placed[i], w.counted[i] = false, false
+		}
+	}
+}
+
+// keeps reports whether the waiter still holds its place: its entry has
+// lived on at least need nodes since it took the ticket.
+func (w *fairWaiter) keeps(need int) bool {
+	n := 0
+	for _, c := range w.counted {
+		if c {
+			n++
+		}
+	}
+	return n >= need
+}
+
+// verify checks, after a grant, that the waiter still held its place: its
+// entry was there all along on a majority of the nodes its ticket counted
+// on. The grant's own answers usually show it; when they do not (grants
+// came from nodes where the entry was placed late), it waits up to bound
+// for the other nodes' answers to the same attempt. A node that does not
+// answer cannot refute it.
+func (w *fairWaiter) verify(fls []*node.FairLock, need int, bound time.Duration) bool {
+	confirmed := 0
+	for i, fl := range fls {
+		if w.counted[i] && fl.Entry() == node.EntryKept {
+			confirmed++
+		}
+	}
+	if confirmed >= need {
+		return true
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	for _, fl := range fls {
+		select {
+		case <-fl.Answered():
+		case <-t.C:
+			w.note(fls)
+			return w.keeps(need)
+		}
+	}
+	w.note(fls)
+	return w.keeps(need)
+}
+
+func (w *fairWaiter) stop() {
+	for _, x := range w.watches {
+		x.Stop(false)
+	}
+	w.watches = nil
+}
+
+// TryLock tries once and never waits. It takes no ticket: a node grants it
+// only when the lock is free there and nobody is in line, so it never
+// passes a waiter. It returns a lease or an error wrapping ErrNotObtained.
+func (f *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
+	owner := f.m.owner()
+	ml, fls, _, err := f.try(ctx, owner, nil)
+	if err != nil {
+		return nil, err
+	}
+	hold(fls)
+	return f.m.newLease(ml, owner), nil
+}
+
+// Lock waits in line until the lock is obtained or ctx ends. It takes a
+// ticket, then tries on every node whenever it is woken (the previous
+// holder's release wakes exactly the first waiter), when the first waiter's
+// entry or the holder's claim ends, and at least every retry interval and
+// queue timeout/3 (which refreshes its entry). A cancelled wait leaves the
+// line and reports errors.Join(ErrNotObtained, ..., ctx.Err()).
+func (f *FairMutex) Lock(ctx context.Context) (*Lease, error) {
+	c := f.m.c
+	owner := f.m.owner()
+	need := multilock.Need(c.cfg.policy, len(c.nodes))
+	signal := make(chan struct{}, 1)
+	var w *fairWaiter
+	noTicket, splits := 0, 0
+	for {
+		var err error
+		if w == nil {
+			if w, err = f.join(ctx, signal); err != nil {
+				if fairGivesUp(ctx, err) {
+					return nil, err
+				}
+				// Too few nodes answered: take a ticket again, soon the
+				// first time (a slow moment), then at the retry interval.
+				noTicket++
+				delay := splitBackoff()
+				if noTicket > 1 {
+					delay = jitter(c.cfg.retryInterval)
+				}
+				if cerr := f.sleep(ctx, signal, delay); cerr != nil {
+					return nil, errors.Join(err, cerr)
+				}
+				continue
+			}
+			noTicket = 0
+		}
+		subscribed := w.subscribed()
+		ml, fls, wait, err := f.try(ctx, owner, w)
+		if err == nil && !w.verify(fls, need, c.cfg.attemptTimeout) {
+			// Granted, but its entry lapsed on so many nodes meanwhile that
+			// a later ticket may have been served before it. Give the
+			// grant back and go to the back of the line, so acquisitions
+			// stay in ticket order.
+			rctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
+			_, _ = ml.Release(rctx)
+			cancel()
+			f.leave(w)
+			w = nil
+			continue
+		}
+		if err == nil {
+			hold(fls)
+			w.stop()
+			if f.onGrant != nil {
+				f.onGrant(w.ID, w.Ticket)
+			}
+			return f.m.newLease(ml, owner), nil
+		}
+		if fairGivesUp(ctx, err) {
+			f.leave(w)
+			return nil, err
+		}
+		if !w.keeps(need) {
+			// Its entry expired on too many nodes (it could not refresh
+			// it in time): later tickets may have passed it. Go to the back.
+			f.leave(w)
+			w = nil
+			continue
+		}
+		delay := min(jitter(c.cfg.retryInterval), max(f.QueueTimeout()/3, time.Millisecond))
+		if !subscribed {
+			// A wake-up sent before the subscription held was not heard:
+			// once it holds, try again at once.
+			w.awaitSubscribed(ctx, signal, delay)
+			continue
+		}
+		if wait < 0 {
+			// A split vote: back off briefly, a little longer each time in
+			// a row (at most 8×: under load a release can take a while to
+			// reach every node).
+			splits++
+			wait = splitBackoff() << min(splits-1, 3)
+		} else {
+			splits = 0
+		}
+		if wait > 0 && wait < delay {
+			delay = wait
+		}
+		if cerr := f.sleep(ctx, signal, delay); cerr != nil {
+			f.leave(w)
+			return nil, errors.Join(err, cerr)
+		}
+	}
+}
+
+// fairGivesUp reports whether a failed try ends Lock: the caller gave up, the
+// client is closed, or something other than contention went wrong.
+func fairGivesUp(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed)
+}
+
+// sleep waits for a wake-up, d, or the end of ctx (then it returns ctx's
+// error).
+func (f *FairMutex) sleep(ctx context.Context, signal <-chan struct{}, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-signal:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// join makes a new waiter: it listens on the waiter's wake channel on every
+// node, then takes a ticket (phase one; phase two is the first attempt,
+// which places the entry with mode Enqueue).
+func (f *FairMutex) join(ctx context.Context, signal chan struct{}) (*fairWaiter, error) {
+	c := f.m.c
+	if c.closed.Load() {
+		return nil, errors.Join(ErrNotObtained, ErrClosed)
+	}
+	n := len(c.nodes)
+	name := f.m.names[0]
+	w := &fairWaiter{
+		Waiter:  node.Waiter{ID: c.next(), Timeout: f.QueueTimeout()},
+		placed:  make([]bool, n),
+		counted: make([]bool, n),
+	}
+	// Listen on the waiter's wake channel. Taking the ticket does not wait
+	// for the subscription (that would put the waiter in line later than
+	// it arrived); Lock tries once more when the subscription holds, as a
+	// wake-up sent before it was lost.
+	w.ready = make(chan struct{}, n)
+	w.want = c.cfg.policy.FailedLocksLimit(n) + 1
+	for _, nd := range c.nodes {
+		w.watches = append(w.watches, nd.WatchWaiter(name, w.ID, signal, w.ready))
+	}
+
+	// Each node may take the whole attempt timeout: a ticket is no grant
+	// (no validity runs down), and fanOut returns once a majority answered,
+	// so a frozen minority does not hold the waiter back.
+	need := multilock.Need(c.cfg.policy, n)
+	answers := f.fanOut(ctx, c.cfg.attemptTimeout, need, func(ctx context.Context, nd *node.Node) (int64, error) {
+		return nd.TakeTicket(ctx, name, w.ID, w.Timeout)
+	})
+	var errs []error
+	got := 0
+	for _, a := range answers {
+		if a.err != nil {
+			errs = append(errs, a.err)
+			continue
+		}
+		got++
+		w.counted[a.i] = true
+		w.Ticket = max(w.Ticket, a.v)
+	}
+	if got < need {
+		f.leave(w)
+		err := fmt.Errorf("%w (%d of %d nodes answered, %d needed)", ErrNoTicket, got, n, need)
+		return nil, errors.Join(append([]error{ErrNotObtained, err}, append(errs, ctx.Err())...)...)
+	}
+	return w, nil
+}
+
+// try makes one attempt on every node: w's entry is placed or refreshed
+// (w nil: TryLock, no entry), and nodes where the lock is free and w is
+// first in line grant. The multilock core decides, extends and releases as
+// for Mutex.
+func (f *FairMutex) try(ctx context.Context, owner string, w *fairWaiter) (*multilock.MultiLock, []*node.FairLock, time.Duration, error) {
+	c := f.m.c
+	if c.closed.Load() {
+		return nil, nil, 0, errors.Join(ErrNotObtained, ErrClosed)
+	}
+	name := f.m.names[0]
+	attempt := c.next()
+	fls := make([]*node.FairLock, len(c.nodes))
+	ls := make([]multilock.Locker, len(c.nodes))
+	for i, nd := range c.nodes {
+		mode, q := node.NoQueue, node.Waiter{}
+		if w != nil {
+			q = w.Waiter
+			switch {
+			case w.placed[i]:
+				mode = node.Refresh
+			case w.counted[i]:
+				mode = node.Place // its entry must be there since the ticket
+			default:
+				mode = node.Enqueue
+			}
+		}
+		fls[i] = nd.FairLock(name, owner, attempt, q, mode, c.cfg.fencing)
+		ls[i] = fls[i]
+	}
+	ml, err := multilock.New(ls,
+		multilock.WithPolicy(c.cfg.policy),
+		multilock.WithDriftFactor(c.cfg.factor),
+		multilock.WithClock(c.cfg.clock),
+		multilock.WithReleaseTimeout(c.cfg.releaseTimeout),
+		multilock.WithTracker(&c.wg),
+		multilock.WithFencing(c.cfg.fencing))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	actx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	_, wait, _, err := ml.Acquire(actx, f.m.ttl())
+	cancel()
+	if w != nil {
+		w.note(fls)
+	}
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = errors.Join(err, cerr)
+		}
+		for _, o := range ml.Outcomes() {
+			if o.Granted {
+				// A split vote: some nodes granted. Its rollback does not
+				// wake this waiter (that would spin while another holder
+				// has a majority), so say when to look again: soon, as
+				// the rest is usually a release or a ticket still on its
+				// way to the other nodes.
+				wait = -1
+				break
+			}
+		}
+		return nil, nil, wait, err
+	}
+	return ml, fls, 0, nil
+}
+
+// hold marks a granted attempt as the holder: from now on its release
+// (Unlock) also takes the waiter out of line; before, a release was a
+// rollback that keeps the waiter's place.
+func hold(fls []*node.FairLock) {
+	for _, fl := range fls {
+		fl.Hold()
+	}
+}
+
+// leave takes w out of line on every node, on a fresh context bounded by
+// the release timeout, and stops listening for its wake-ups.
+func (f *FairMutex) leave(w *fairWaiter) {
+	w.stop()
+	c := f.m.c
+	name := f.m.names[0]
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
+	defer cancel()
+	f.fanOut(ctx, c.cfg.releaseTimeout, multilock.Need(c.cfg.policy, len(c.nodes)), func(ctx context.Context, nd *node.Node) (int64, error) {
+		return 0, nd.Leave(ctx, name, w.ID, w.Timeout)
+	})
+}
+
+type fairAnswer struct {
+	i   int
+	v   int64
+	err error
+}
+
+// fanOut calls fn on every node at once, each under perNode, and collects
+// answers until need succeeded and then a grace as long as that took
+// passed (so nodes that answer about as fast count too), every node
+// answered, or ctx ended. Calls still running go on in the background,
+// counted in the client's WaitGroup, until their own deadline.
+func (f *FairMutex) fanOut(ctx context.Context, perNode time.Duration, need int, fn func(ctx context.Context, nd *node.Node) (int64, error)) []fairAnswer {
+	c := f.m.c
+	ch := make(chan fairAnswer, len(c.nodes)) // room for every answer: senders never block
+	start := time.Now()
+	for i, nd := range c.nodes {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, perNode)
+			defer cancel()
+			v, err := fn(nctx, nd)
+			if err != nil {
+				err = &NodeError{Node: nd.Name(), Err: err}
+			}
+			ch <- fairAnswer{i: i, v: v, err: err}
+		}()
+	}
+	var (
+		out   []fairAnswer
+		ok    int
+		grace <-chan time.Time
+	)
+	for len(out) < len(c.nodes) {
+		select {
+		case a := <-ch:
+			out = append(out, a)
+			if a.err == nil {
+				ok++
+			}
+			if ok == need && grace == nil {
+				t := time.NewTimer(max(time.Since(start), time.Millisecond))
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			return out
+		case <-ctx.Done():
+			return out
+		}
+	}
+	return out
+}
