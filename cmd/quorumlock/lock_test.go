@@ -3,6 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -73,8 +83,8 @@ func waitFile(t *testing.T, path, want string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), want) {
+		b, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(b), want) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -195,6 +205,41 @@ func TestLockCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("nodes as URLs with AUTH, DB and TLS", func(t *testing.T) {
+		secure := secureNodes(t, 3, "s3cret")
+		flag := filepath.Join(dir, "secure")
+		c := startLock(t, bin, secure.urls, "tls-job", "--", "sh", "-c", `touch `+flag+`; sleep 1`)
+		waitFile(t, flag, "", 10*time.Second)
+		// While the command runs, the lock key is in DB 3 of a majority of
+		// the nodes (a slow TLS handshake may leave one out), reached
+		// through TLS with the password.
+		holding := 0
+		for _, s := range secure.servers {
+			rc := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: "s3cret", DB: 3})
+			n, err := rc.Exists(context.Background(), "quorumlock:{tls-job}").Result()
+			rc.Close()
+			if err != nil {
+				t.Fatalf("node %s: %v", s.Addr(), err)
+			}
+			holding += int(n)
+		}
+		if holding < 2 {
+			t.Errorf("lock key in DB 3 of %d of 3 nodes, want a majority", holding)
+		}
+		if code := c.wait(t, 20*time.Second); code != 0 {
+			t.Fatalf("exit %d: %s", code, c.stderr.String())
+		}
+		// A wrong password fails with a message that does not print it.
+		bad := strings.ReplaceAll(secure.urls, "s3cret", "wrong-pw")
+		w := startLock(t, bin, bad, "--try", "tls-job", "--", "true")
+		if code := w.wait(t, 20*time.Second); code == 0 {
+			t.Fatal("lock with a wrong password succeeded")
+		}
+		if strings.Contains(w.stderr.String(), "wrong-pw") {
+			t.Errorf("the password is printed: %s", w.stderr.String())
+		}
+	})
+
 	t.Run("usage", func(t *testing.T) {
 		for _, args := range [][]string{{}, {"name-only"}} {
 			c := startLock(t, bin, nodes, args...)
@@ -203,4 +248,68 @@ func TestLockCommand(t *testing.T) {
 			}
 		}
 	})
+}
+
+type secure struct {
+	servers []*localredis.Server
+	urls    string // rediss://:password@host:tlsport/3?skip_verify=true,...
+}
+
+// secureNodes starts n servers that require a password and also listen
+// for TLS (a self-signed certificate) on a second port.
+func secureNodes(t *testing.T, n int, password string) secure {
+	t.Helper()
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := secure{servers: localredis.StartNT(t, n, localredis.Config{})}
+	var urls []string
+	ctx := context.Background()
+	for _, s := range out.servers {
+		port, err := localredis.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := s.Client()
+		for _, kv := range [][2]string{
+			{"tls-cert-file", certFile}, {"tls-key-file", keyFile}, {"tls-ca-cert-file", certFile},
+			{"tls-auth-clients", "no"}, {"tls-port", strconv.Itoa(port)}, {"requirepass", password},
+		} {
+			if err := rc.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+				rc.Close()
+				t.Fatalf("CONFIG SET %s: %v", kv[0], err)
+			}
+		}
+		rc.Close()
+		urls = append(urls, "rediss://:"+password+"@127.0.0.1:"+strconv.Itoa(port)+"/3?skip_verify=true")
+	}
+	out.urls = strings.Join(urls, ",")
+	return out
 }
