@@ -202,9 +202,20 @@ type HandoffResult struct {
 	Err          error
 }
 
+// handoffLocker is what the hand-off workload locks: a Mutex or a FairMutex.
+type handoffLocker interface {
+	Lock(ctx context.Context) (*Lease, error)
+}
+
 // Handoff runs the forced hand-off workload: workers goroutines contend on m;
 // each releaser waits until another acquired before trying again.
-func Handoff(ctx context.Context, m *Mutex, workers, total int) HandoffResult {
+func Handoff(ctx context.Context, m handoffLocker, workers, total int) HandoffResult {
+	return HandoffOn(ctx, []handoffLocker{m}, workers, total)
+}
+
+// HandoffOn is Handoff with worker w locking ms[w%len(ms)] (one lock handle
+// per client, to spread the workers over clients).
+func HandoffOn(ctx context.Context, ms []handoffLocker, workers, total int) HandoffResult {
 	var (
 		mu        sync.Mutex
 		cond      = sync.NewCond(&mu)
@@ -231,7 +242,7 @@ func Handoff(ctx context.Context, m *Mutex, workers, total int) HandoffResult {
 				if stop {
 					return
 				}
-				l, err := m.Lock(ctx)
+				l, err := ms[w%len(ms)].Lock(ctx)
 				if err != nil {
 					mu.Lock()
 					firstErr = err

@@ -1,0 +1,72 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+// BenchmarkHandoffFair is the forced hand-off (8 goroutines on one name; the
+// releaser sits out until another goroutine acquired) on FairMutex next to
+// Mutex, on the same five nodes in the same run: the goroutines on one
+// client, and spread over three clients with their own connections (where
+// a plain pub/sub wake-up favours whoever subscribed first). Metrics: acq/s,
+// gap-p50-ms (from the releaser's Unlock call to the next acquisition),
+// min-acq and max-acq (acquisitions of the least and most served goroutine)
+// and min/max (their ratio).
+//
+//	go test -run '^$' -bench 'HandoffFair' -benchtime 400x ./quorum/
+func BenchmarkHandoffFair(b *testing.B) {
+	servers, _ := benchCluster(b, 5)
+	for _, clients := range []int{1, 3} {
+		for _, kind := range []string{"mutex", "fair"} {
+			b.Run(fmt.Sprintf("N=5/clients=%d/%s", clients, kind), func(b *testing.B) {
+				ls := make([]handoffLocker, clients)
+				for i := range ls {
+					c, err := New(fairBenchClients(b, servers))
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { _ = c.Close() })
+					name := fmt.Sprintf("handoff-%s-%d", kind, clients)
+					if kind == "fair" {
+						ls[i], err = c.FairMutex(name)
+					} else {
+						ls[i], err = c.Mutex(name)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				r := HandoffOn(context.Background(), ls, 8, max(b.N, 16))
+				b.StopTimer()
+				if r.Err != nil {
+					b.Fatal(r.Err)
+				}
+				b.ReportMetric(r.PerSecond, "acq/s")
+				b.ReportMetric(float64(r.MedianGap.Microseconds())/1000, "gap-p50-ms")
+				b.ReportMetric(float64(slices.Min(r.PerWorker)), "min-acq")
+				b.ReportMetric(float64(slices.Max(r.PerWorker)), "max-acq")
+				b.ReportMetric(r.MinMax, "min/max")
+			})
+		}
+	}
+}
+
+// fairBenchClients returns one new go-redis client per server (closed at
+// the end of the benchmark).
+func fairBenchClients(b *testing.B, servers []*localredis.Server) []redis.UniversalClient {
+	out := make([]redis.UniversalClient, len(servers))
+	for i, s := range servers {
+		c := s.Client()
+		b.Cleanup(func() { _ = c.Close() })
+		out[i] = c
+	}
+	return out
+}
