@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -192,7 +194,8 @@ func (w *fairWaiter) stop() {
 // TryLock tries once and never waits. It takes no ticket: a node grants it
 // only when the lock is free there and nobody is in line, so it never
 // passes a waiter. It returns a lease or an error wrapping ErrNotObtained.
-func (f *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
+func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
+	defer f.m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
 	owner := f.m.owner()
 	ml, fls, _, err := f.try(ctx, owner, nil)
 	if err != nil {
@@ -208,7 +211,8 @@ func (f *FairMutex) TryLock(ctx context.Context) (*Lease, error) {
 // entry or the holder's claim ends, and at least every retry interval and
 // queue timeout/3 (which refreshes its entry). A cancelled wait leaves the
 // line and reports errors.Join(ErrNotObtained, ..., ctx.Err()).
-func (f *FairMutex) Lock(ctx context.Context) (*Lease, error) {
+func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
+	defer f.m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
 	c := f.m.c
 	owner := f.m.owner()
 	need := multilock.Need(c.cfg.policy, len(c.nodes))
@@ -216,7 +220,6 @@ func (f *FairMutex) Lock(ctx context.Context) (*Lease, error) {
 	var w *fairWaiter
 	noTicket, splits := 0, 0
 	for {
-		var err error
 		if w == nil {
 			if w, err = f.join(ctx, signal); err != nil {
 				if fairGivesUp(ctx, err) {
@@ -394,6 +397,12 @@ func (f *FairMutex) try(ctx context.Context, owner string, w *fairWaiter) (*mult
 		}
 		fls[i] = nd.FairLock(name, owner, attempt, q, mode, c.cfg.fencing)
 		ls[i] = fls[i]
+		if c.gated() {
+			// The safety options (WithWait, WithRestartDetection) check
+			// fair grants as they check plain ones (safety.go).
+			_, cluster := nd.Client().(*redis.ClusterClient)
+			ls[i] = &gate{c: c, i: i, l: fls[i], cluster: cluster}
+		}
 	}
 	ml, err := multilock.New(ls,
 		multilock.WithPolicy(c.cfg.policy),
@@ -406,7 +415,7 @@ func (f *FairMutex) try(ctx context.Context, owner string, w *fairWaiter) (*mult
 		return nil, nil, 0, err
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
-	_, wait, _, err := ml.Acquire(actx, f.m.ttl())
+	_, wait, _, err := f.m.observedAcquire(actx, ml) // observer.go
 	cancel()
 	if w != nil {
 		w.note(fls)

@@ -24,6 +24,8 @@ import (
 var (
 	_ multilock.Locker = (*node.FairLock)(nil)
 	_ multilock.Fencer = (*node.FairLock)(nil)
+	_ checkedLocker    = (*node.FairLock)(nil) // the safety gate takes it
+	_ handoffLocker    = (*FairMutex)(nil)
 )
 
 // fairClients returns one new go-redis client per server: a separate
@@ -53,6 +55,7 @@ type fairGrant struct {
 	worker int
 	waiter string
 	ticket int64
+	token  int64
 }
 
 // before is the order the nodes' lines keep: by ticket, then waiter id.
@@ -105,8 +108,9 @@ func fairInLine(t *testing.T, c *Client, name string, what string, pred func([]n
 
 // Eight goroutines on three clients (own connections each) contend on one
 // name over five nodes. Acquisitions happen in ticket order (checked on the
-// recorded history), tenures never overlap, and per-worker acquisition
-// counts are within 10% of each other.
+// recorded history), tenures never overlap, fencing tokens increase from
+// holder to holder, and per-worker acquisition counts are within 10% of each
+// other.
 func TestFairMutexServesInTicketOrder(t *testing.T) {
 	servers, _ := cluster(t, 5)
 	const workers, total = 8, 8 * 30
@@ -121,7 +125,7 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 	// onGrant runs inside Lock right after the acquisition, so the history
 	// is in acquisition order; which worker it was is filled in below.
 	for i := range fms {
-		c := newClient(t, fairClients(t, servers), WithTTL(2*time.Second))
+		c := newClient(t, fairClients(t, servers), WithTTL(2*time.Second), WithFencing())
 		fms[i] = mustFair(t, c, "fifo")
 		fms[i].onGrant = func(waiter string, ticket int64) {
 			mu.Lock()
@@ -146,6 +150,7 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 				start := time.Now()
 				mu.Lock()
 				history[len(history)-1].worker = w
+				history[len(history)-1].token = l.Token()
 				done := count >= total
 				if !done {
 					count++
@@ -177,6 +182,9 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 		if !history[i-1].before(history[i]) {
 			t.Fatalf("acquisition %d (worker %d, ticket %d) came after ticket %d (worker %d): not in ticket order",
 				i, history[i].worker, history[i].ticket, history[i-1].ticket, history[i-1].worker)
+		}
+		if history[i].token <= history[i-1].token {
+			t.Fatalf("acquisition %d: fencing token %d after %d", i, history[i].token, history[i-1].token)
 		}
 	}
 	lo, hi := slices.Min(per), slices.Max(per)
@@ -258,6 +266,33 @@ func TestFairMutexTryLockDoesNotJumpTheLine(t *testing.T) {
 	}
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// FairMutex goes through the client's observer like Mutex: attempts and
+// acquisitions are reported under its name, a refused TryLock as contended.
+func TestFairMutexObserved(t *testing.T) {
+	_, clients := cluster(t, 3)
+	rec := &recorder{}
+	c := newClient(t, clients, WithObserver(rec))
+	f := mustFair(t, c, "observed-fair")
+	ctx := t.Context()
+	l, err := f.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("TryLock on a held lock: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acq := rec.of(OpAcquire)
+	if len(acq) != 2 || acq[0].Outcome != OutcomeOK || acq[1].Outcome != OutcomeContended || acq[0].Name != "observed-fair" {
+		t.Fatalf("acquire events %+v; want OK then contended, named observed-fair", acq)
+	}
+	if len(rec.of(OpAttempt)) < 2 || len(rec.of(OpRelease)) != 1 {
+		t.Fatalf("events %+v", rec.events)
 	}
 }
 
