@@ -236,3 +236,39 @@ func TestWithLogger(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TryLock+Unlock on three nodes without an observer and with one that does
+// nothing: the difference is what observing costs (the per-node votes are
+// built only when an observer is set).
+func BenchmarkObserver(b *testing.B) {
+	_, clients := benchCluster(b, 3)
+	for _, bc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"none", nil},
+		{"noop", []Option{WithObserver(ObserverFunc(func(context.Context, Event) {}))}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			// A generous attempt budget: the machine is shared, and a
+			// failed TryLock would end the benchmark.
+			c, err := New(clients, append(bc.opts, WithAttemptTimeout(3*time.Second))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			m, _ := c.Mutex("bench-observer")
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := m.TryLock(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Unlock(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
