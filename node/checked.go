@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -127,15 +128,31 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 				if err != nil {
 					return fmt.Errorf("node: INFO server: %w", err)
 				}
-				f := ParseInfo(s)
-				out.RunID = f["run_id"]
-				up, _ := strconv.ParseInt(f["uptime_in_seconds"], 10, 64)
+				out.RunID = infoField(s, "run_id")
+				up, _ := strconv.ParseInt(infoField(s, "uptime_in_seconds"), 10, 64)
 				out.Uptime = time.Duration(up) * time.Second
 			}
 			return nil
 		}
 	})
 	return res, out, err
+}
+
+// infoField finds one field of INFO output without parsing all of it (this
+// runs on every acquire with restart detection).
+func infoField(info, name string) string {
+	for rest := info; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func int64s(res *redis.Cmd) ([]int64, error) {

@@ -191,24 +191,24 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 			stop := make(chan struct{})
 			var grants atomic.Int64
 			go func() {
-				// Run until 40 grants before the fault and 40 after it
-				// (or 8 s): the fault hits a lock in use.
+				// Run until 25 grants before the fault and 25 after it
+				// (or 5 s): the fault hits a lock in use.
 				defer close(stop)
-				deadline := time.Now().Add(8 * time.Second)
+				deadline := time.Now().Add(5 * time.Second)
 				until := func(n int64) {
 					for grants.Load() < n && time.Now().Before(deadline) {
 						time.Sleep(5 * time.Millisecond)
 					}
 				}
-				until(40)
+				until(25)
 				if tc.fault != nil {
 					tc.fault(t, servers[rand.N(len(servers))])
 				}
-				until(grants.Load() + 40)
+				until(grants.Load() + 25)
 			}()
 			history, failed := contendFenced(t, qcs, 4, "tokens", &grants, stop)
 			t.Logf("%d grants, %d failed tries, last token %d", len(history), failed, slices.MaxFunc(append(history, tokenGrant{}), func(a, b tokenGrant) int { return int(a.token - b.token) }).token)
-			if len(history) < 40 || failed == 0 {
+			if len(history) < 30 || failed == 0 {
 				t.Fatalf("the run did not exercise the lock: %d grants, %d failures", len(history), failed)
 			}
 			if v := tokenViolations(history); len(v) > 0 {
