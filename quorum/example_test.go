@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/guard"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -315,4 +316,79 @@ func ExampleWithObserver() {
 	// attempt cache/rebuild: contended (3 votes)
 	// acquire cache/rebuild: contended
 	// release cache/rebuild: ok
+}
+
+// An RWMutex admits many readers or one writer: readers share the lock,
+// a writer waits until they are gone, and readers wait for a writer.
+func ExampleRWMutex() {
+	_, nodes, stop := startNodes(3)
+	defer stop()
+	ctx := context.Background()
+	client, err := quorum.New(nodes)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	rw, err := client.RWMutex("catalog")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	r1, err := rw.RLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r2, err := rw.TryRLock(ctx)
+	fmt.Println("second reader:", err)
+	_, err = rw.TryLock(ctx)
+	fmt.Println("writer while read-locked:", errors.Is(err, quorum.ErrNotObtained))
+	_ = r1.Unlock(ctx)
+	_ = r2.Unlock(ctx)
+
+	w, err := rw.TryLock(ctx)
+	fmt.Println("writer after the readers left:", err)
+	_, err = rw.TryRLock(ctx)
+	fmt.Println("reader while write-locked:", errors.Is(err, quorum.ErrNotObtained))
+	_ = w.Unlock(ctx)
+	// Output:
+	// second reader: <nil>
+	// writer while read-locked: true
+	// writer after the readers left: <nil>
+	// reader while write-locked: true
+}
+
+// A fencing guard makes the resource itself refuse a stale holder: package
+// guard writes a Redis value (or an SQL row) only with a token at least as
+// high as the last one it accepted. Here a holder stalls past its lease,
+// the next holder writes, and the stale holder's late write is refused.
+func ExampleWithFencing_guard() {
+	_, nodes, stop := startNodes(4)
+	defer stop()
+	ctx := context.Background()
+	client, err := quorum.New(nodes[:3], quorum.WithFencing())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	store := guard.NewRedis(nodes[3]) // the protected resource: a fourth server
+
+	a, _ := client.Mutex("report-42", quorum.WithLeaseTime(200*time.Millisecond))
+	stale, err := a.Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-stale.Done() // A stalls past its lease
+
+	b, _ := client.Mutex("report-42")
+	fresh, err := b.Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("B writes:", store.Set(ctx, "report:42", fresh.Token(), "from B", 0))
+	err = store.Set(ctx, "report:42", stale.Token(), "from A", 0)
+	fmt.Println("A's late write refused:", errors.Is(err, guard.ErrStale))
+	_ = fresh.Unlock(ctx)
+	// Output:
+	// B writes: <nil>
+	// A's late write refused: true
 }
