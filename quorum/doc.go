@@ -43,8 +43,9 @@
 // # More
 //
 // WithOwner makes acquisitions reentrant for an explicit owner. MultiLock
-// holds several resources at once or none. A Policy decides how many nodes
-// may fail and how long each node call may take. ForceUnlock, Inspect and
+// holds several resources at once or none. RWMutex admits many readers or
+// one writer. A Policy decides how many nodes may fail and how long each
+// node call may take. ForceUnlock, Inspect and
 // List are operator tools; Do runs a function under the lock.
 //
 // # Observability
