@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/drift"
@@ -72,6 +73,14 @@ type Locker interface {
 // it set-if-greater where this attempt's grant still stands.
 type Fencer interface {
 	Fence(ctx context.Context, token int64) (bool, error)
+}
+
+// FenceKeeper is an optional ability of a Fencer: the fencing counter its
+// Acquire reports with a grant is already stored on the sub-lock (the node
+// scripts increment it in place), not just computed. When a quorum of grants
+// reported the token itself, Acquire then skips the write-back round trip.
+type FenceKeeper interface {
+	KeepsFence() bool
 }
 
 // Outcome records what one sub-lock answered in the latest phase that reached it.
@@ -147,6 +156,7 @@ type MultiLock struct {
 	token    int64
 	outcomes []Outcome
 	elapsed  time.Duration
+	rel      []uint8 // per sub-lock, from Release on: rel* bits
 }
 
 // New returns a MultiLock over lockers. It fails for no lockers, a nil
@@ -198,41 +208,58 @@ type answer struct {
 	rtt  time.Duration
 }
 
-// fanout runs call on the sub-locks in idx all at once, each under its own
-// deadline (perNode), and hands answers to decide in arrival order until
+// fanout runs call on the sub-locks in idx all at once, under one deadline
+// perNode from now, and hands answers to decide in arrival order until
 // decide says the outcome is known or all answered. It returns without
-// waiting for the rest: those calls run on until their own deadline, and
-// their answers go to late (on the calling goroutine of that sub-lock).
+// waiting for the rest: those calls run on until the deadline, and their
+// answers go to late (on the calling goroutine of that sub-lock).
 //
 // Design note: this is errgroup's shape (one goroutine per sub-lock, each
 // writing only its own answer, no cancellation of peers on one failure) with
 // an early exit that errgroup.Wait cannot give: a quorum is decided by the
 // first n−limit answers, and a frozen node must not hold the caller for its
 // whole deadline. Stragglers are counted in the tracker so an owner can wait.
+//
+// All calls of a phase start together, so they share one deadline context
+// (cancelled when the last call returns) instead of a context and a timer
+// each: perNode from now, or the caller's deadline if sooner. Cancelling the
+// caller's context (the decision was made, or the caller gave up) does not
+// cut calls off halfway: a straggler runs to that deadline, so a grant in
+// flight is answered and accounted for (kept, or given back if the attempt
+// failed or was released), and the client keeps its connection instead of
+// dropping one per abandoned call.
 func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration,
-	call func(ctx context.Context, l Locker) (vote, bool, error),
+	call func(ctx context.Context, i int) (vote, bool, error),
 	decide func(a answer) bool, late func(a answer)) {
-	// A per-node deadline at or past the caller's adds nothing: skip it.
-	own := true
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= perNode {
-		own = false
+	dl := time.Now().Add(perNode)
+	d, hasDeadline := ctx.Deadline()
+	if hasDeadline && d.Before(dl) {
+		dl = d
 	}
-	one := func(ctx context.Context, i int) answer {
-		nctx, cancel := ctx, context.CancelFunc(func() {})
-		if own {
-			nctx, cancel = context.WithTimeout(ctx, perNode)
-		}
+	var pctx context.Context
+	var cancel context.CancelFunc
+	if len(idx) == 1 && hasDeadline && !d.After(dl) {
+		// One call, made inline: the caller's own deadline bounds it.
+		pctx, cancel = ctx, func() {}
+	} else {
+		pctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
+	}
+	var left atomic.Int32
+	left.Store(int32(len(idx)))
+	one := func(i int) answer {
 		t0 := m.cfg.clock.Now()
-		v, ok, err := call(nctx, m.lockers[i])
+		v, ok, err := call(pctx, i)
 		rtt := m.cfg.clock.Now().Sub(t0)
-		cancel()
+		if left.Add(-1) == 0 {
+			cancel()
+		}
 		if err != nil {
 			err = &NodeError{Node: m.names[i], Err: err}
 		}
 		return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
 	}
 	if len(idx) == 1 { // nothing to overlap with: no goroutine
-		decide(one(ctx, idx[0]))
+		decide(one(idx[0]))
 		return
 	}
 	var (
@@ -248,7 +275,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 			if m.cfg.tracker != nil {
 				defer m.cfg.tracker.Done()
 			}
-			a := one(ctx, i)
+			a := one(i)
 			mu.Lock()
 			if open {
 				ch <- a // buffered for every sub-lock: never blocks
@@ -334,8 +361,8 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 	var wait time.Duration
 	var errs []error
 	m.fanout(ctx, m.all(), perNode,
-		func(ctx context.Context, l Locker) (vote, bool, error) {
-			g, r, f, err := l.Acquire(ctx, ttl)
+		func(ctx context.Context, i int) (vote, bool, error) {
+			g, r, f, err := m.lockers[i].Acquire(ctx, ttl)
 			return vote{granted: g, remaining: r, fence: f}, g && err == nil, err
 		},
 		func(a answer) bool {
@@ -406,28 +433,73 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 }
 
 // lateAcquire handles an Acquire answer that came after the decision. A late
-// grant counts for a held lock (it makes the lease sturdier); for a failed or
-// released one it is given back at once, so no key is left behind.
+// grant counts for a held lock (it makes the lease sturdier). For a failed
+// attempt a grant, or an error (a grant may hide behind it), is given back at
+// once, so no key is left behind; a refusal needs nothing.
+//
+// After Release, a late grant is given back only when needed: Release calls
+// every sub-lock, and a share is granted at most once per attempt, so when
+// this sub-lock's release answered that it freed the attempt's share, the
+// grant is already gone. Only a release that found nothing (the grant ran
+// after it) or failed is followed by another; when the release has not
+// answered yet, its answer decides (see Release). With the usual quick
+// Lock–Unlock this saves a round trip on every sub-lock that answered after
+// the quorum was decided.
 func (m *MultiLock) lateAcquire(a answer) {
 	m.mu.Lock()
 	m.record(a)
-	st := m.state
-	m.mu.Unlock()
-	if a.ok && (st == failed || st == released) {
-		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
-		_, _ = m.lockers[a.i].Release(ctx)
-		cancel()
+	again := false
+	switch m.state {
+	case failed:
+		// A grant, or an error that may hide one (see rollback).
+		again = a.ok || a.err != nil
+	case released:
+		switch {
+		case m.rel == nil: // released after a failure: as failed
+			again = a.ok || a.err != nil
+		case !a.ok:
+		case m.rel[a.i]&relAnswered == 0:
+			m.rel[a.i] |= relLateGrant
+		case m.rel[a.i]&relFreed == 0:
+			again = true
+		}
 	}
+	m.mu.Unlock()
+	if again {
+		m.releaseOne(a.i)
+	}
+}
+
+// Release bookkeeping per sub-lock (MultiLock.rel).
+const (
+	relAnswered  = 1 << iota // this attempt's Release call answered
+	relFreed                 // … and freed a share
+	relLateGrant             // a grant answered after Release began
+)
+
+// releaseOne gives back sub-lock i on a fresh context.
+func (m *MultiLock) releaseOne(i int) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
+	_, _ = m.lockers[i].Release(ctx)
+	cancel()
 }
 
 // fence writes token back set-if-greater on the granting sub-locks and
 // requires need of them to take it before until.
+//
+// The write-back is skipped when need granting sub-locks reported token
+// itself and keep what they report (FenceKeeper): a quorum already stores
+// it, so set-if-greater would change nothing there.
 func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, need int) error {
 	var idx []int
+	kept := 0
 	m.mu.Lock()
 	for i, o := range m.outcomes {
 		if o.Granted {
 			idx = append(idx, i)
+			if k, ok := m.lockers[i].(FenceKeeper); ok && o.Fence == token && k.KeepsFence() {
+				kept++
+			}
 		}
 	}
 	m.mu.Unlock()
@@ -438,6 +510,12 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 		if _, ok := m.lockers[i].(Fencer); !ok {
 			return fmt.Errorf("multilock: %s cannot take a fencing token (no Fence method)", m.names[i])
 		}
+	}
+	if kept >= need {
+		if !m.cfg.clock.Now().Before(until) {
+			return ErrExpired
+		}
+		return nil
 	}
 	budget := until.Sub(m.cfg.clock.Now())
 	if dl, ok := ctx.Deadline(); ok {
@@ -450,8 +528,8 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 	ok, bad := 0, 0
 	var errs []error
 	m.fanout(ctx, idx, perNode,
-		func(ctx context.Context, l Locker) (vote, bool, error) {
-			done, err := l.(Fencer).Fence(ctx, token)
+		func(ctx context.Context, i int) (vote, bool, error) {
+			done, err := m.lockers[i].(Fencer).Fence(ctx, token)
 			return vote{}, done && err == nil, err
 		},
 		func(a answer) bool {
@@ -478,10 +556,12 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 // rollback gives back a failed attempt, on a fresh context bounded by the
 // release timeout: at once on the sub-locks that granted (they answer, so
 // the caller can count on them being free when Acquire returns), and in the
-// background on those that did not answer or failed (a grant may have
-// happened; waiting for a frozen node would hold the caller). A late
-// rollback is harmless because shares are counted per attempt: it only ever
-// removes this attempt's own share.
+// background on those that failed (a grant may have happened; waiting for a
+// frozen node would hold the caller). Sub-locks that have not answered yet
+// are given back by lateAcquire when their answer comes — a grant or an
+// error, not a refusal — so a refusal still in flight costs no release. A
+// late rollback is harmless because shares are counted per attempt: it only
+// ever removes this attempt's own share.
 func (m *MultiLock) rollback() {
 	var granted, rest []int
 	m.mu.Lock()
@@ -489,7 +569,7 @@ func (m *MultiLock) rollback() {
 		switch {
 		case o.Granted:
 			granted = append(granted, i)
-		case !o.Answered || o.Err != nil:
+		case o.Answered && o.Err != nil:
 			rest = append(rest, i)
 		}
 	}
@@ -501,8 +581,8 @@ func (m *MultiLock) rollback() {
 		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
 		defer cancel()
 		m.fanout(ctx, idx, m.cfg.releaseTimeout,
-			func(ctx context.Context, l Locker) (vote, bool, error) {
-				ok, err := l.Release(ctx)
+			func(ctx context.Context, i int) (vote, bool, error) {
+				ok, err := m.lockers[i].Release(ctx)
 				return vote{}, ok, err
 			},
 			func(answer) bool { return false },
@@ -551,8 +631,8 @@ func (m *MultiLock) Extend(ctx context.Context, ttl time.Duration) (bool, error)
 	ok, bad, gone := 0, 0, 0
 	var errs []error
 	m.fanout(ctx, m.all(), perNode,
-		func(ctx context.Context, l Locker) (vote, bool, error) {
-			done, err := l.Extend(ctx, ttl)
+		func(ctx context.Context, i int) (vote, bool, error) {
+			done, err := m.lockers[i].Extend(ctx, ttl)
 			return vote{}, done && err == nil, err
 		},
 		func(a answer) bool {
@@ -604,6 +684,9 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 	m.mu.Lock()
 	st := m.state
 	m.state = released
+	if st == held || st == acquiring {
+		m.rel = make([]uint8, len(m.lockers))
+	}
 	m.mu.Unlock()
 	if st != held && st != acquiring {
 		return false, ErrNotHeld
@@ -613,9 +696,22 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 	ok, bad := 0, 0
 	var errs []error
 	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
-		func(ctx context.Context, l Locker) (vote, bool, error) {
-			done, err := l.Release(ctx)
-			return vote{}, done && err == nil, err
+		func(ctx context.Context, i int) (vote, bool, error) {
+			done, err := m.lockers[i].Release(ctx)
+			freed := done && err == nil
+			m.mu.Lock()
+			r := m.rel[i] | relAnswered
+			if freed {
+				r |= relFreed
+			}
+			m.rel[i] = r
+			m.mu.Unlock()
+			if r&relLateGrant != 0 && !freed {
+				// A grant answered after this release was sent and the
+				// release did not free it: it ran after the release.
+				m.releaseOne(i)
+			}
+			return vote{}, freed, err
 		},
 		func(a answer) bool {
 			if a.ok {

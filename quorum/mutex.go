@@ -212,15 +212,28 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		if watches == nil {
 			signal = make(chan struct{}, 1)
 			ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
+			heard := 0 // watches on channels already subscribed and confirmed
 			for _, n := range m.c.nodes {
 				for _, name := range m.names {
-					watches = append(watches, n.Watch(name, signal, ready, m.rw == rwRead))
+					w := n.Watch(name, signal, ready, m.rw == rwRead)
+					select {
+					case <-w.Ready():
+						heard++
+					default:
+					}
+					watches = append(watches, w)
 				}
 			}
 			// An unlock between the failed try and the subscription is
-			// not heard: once subscribed, look again before waiting.
-			m.awaitReady(ctx, ready, signal)
-			continue
+			// not heard: once subscribed, look again before waiting. Not
+			// when the channels were already subscribed (other waiters of
+			// this client listen, so the watches were ready at once): such
+			// an unlock woke one of them, and saving the extra try matters
+			// when contenders keep arriving.
+			if heard < m.readyWant() {
+				m.awaitReady(ctx, ready, signal)
+				continue
+			}
 		}
 		delay := jitter(m.c.cfg.retryInterval)
 		if wait > 0 && wait < delay {
@@ -243,10 +256,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 // release is heard), an unlock was heard, the retry interval passed (frozen
 // nodes never confirm), or ctx ended.
 func (m *Mutex) awaitReady(ctx context.Context, ready, signal chan struct{}) {
-	want := (m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)) + 1) * len(m.names)
-	if len(m.names) > 1 {
-		want = len(m.c.nodes) * len(m.names) // names are not told apart here: wait for all
-	}
+	want := m.readyWant()
 	t := time.NewTimer(m.c.cfg.retryInterval)
 	defer t.Stop()
 	for got := 0; got < want; {
@@ -266,6 +276,14 @@ func (m *Mutex) awaitReady(ctx context.Context, ready, signal chan struct{}) {
 			return
 		}
 	}
+}
+
+// readyWant is how many confirmed watches awaitReady waits for.
+func (m *Mutex) readyWant() int {
+	if len(m.names) > 1 {
+		return len(m.c.nodes) * len(m.names) // names are not told apart here: wait for all
+	}
+	return m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)) + 1
 }
 
 func jitter(d time.Duration) time.Duration {
