@@ -318,45 +318,6 @@ func ExampleWithObserver() {
 	// release cache/rebuild: ok
 }
 
-// An RWMutex admits many readers or one writer: readers share the lock,
-// a writer waits until they are gone, and readers wait for a writer.
-func ExampleRWMutex() {
-	_, nodes, stop := startNodes(3)
-	defer stop()
-	ctx := context.Background()
-	client, err := quorum.New(nodes)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer client.Close()
-	rw, err := client.RWMutex("catalog")
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	r1, err := rw.RLock(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	r2, err := rw.TryRLock(ctx)
-	fmt.Println("second reader:", err)
-	_, err = rw.TryLock(ctx)
-	fmt.Println("writer while read-locked:", errors.Is(err, quorum.ErrNotObtained))
-	_ = r1.Unlock(ctx)
-	_ = r2.Unlock(ctx)
-
-	w, err := rw.TryLock(ctx)
-	fmt.Println("writer after the readers left:", err)
-	_, err = rw.TryRLock(ctx)
-	fmt.Println("reader while write-locked:", errors.Is(err, quorum.ErrNotObtained))
-	_ = w.Unlock(ctx)
-	// Output:
-	// second reader: <nil>
-	// writer while read-locked: true
-	// writer after the readers left: <nil>
-	// reader while write-locked: true
-}
-
 // A fencing guard makes the resource itself refuse a stale holder: package
 // guard writes a Redis value (or an SQL row) only with a token at least as
 // high as the last one it accepted. Here a holder stalls past its lease,
