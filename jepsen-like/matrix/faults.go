@@ -1,0 +1,223 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+)
+
+// recorded wraps a fault so that its Inject and Recover are nemesis events
+// in the history, stamped on the run's clock like everything else.
+type recorded struct {
+	f   chaos.Fault
+	rec *history.Recorder
+}
+
+func record(rec *history.Recorder, f chaos.Fault) chaos.Fault { return recorded{f: f, rec: rec} }
+
+func (r recorded) String() string { return r.f.String() }
+
+func (r recorded) Inject(ctx context.Context) error {
+	call := r.rec.NemesisStart(r.f.String())
+	err := r.f.Inject(ctx)
+	if err != nil {
+		call.Fail(err)
+		return err
+	}
+	call.Ok()
+	return nil
+}
+
+func (r recorded) Recover(ctx context.Context) error {
+	call := r.rec.NemesisEnd(r.f.String())
+	err := r.f.Recover(ctx)
+	if err != nil {
+		call.Fail(err)
+		return err
+	}
+	call.Ok()
+	return nil
+}
+
+// failover is a split-brain failover of a group: the master is cut off from
+// its replica, the replica is promoted, and the connections to the old
+// master are closed, so clients that follow the group's master reconnect to
+// the new one, while clients configured with the old master's address
+// reconnect to it and keep locking there. Recover heals the link and makes
+// the old master a replica of the new one (dropping what it accepted
+// meanwhile).
+type failover struct {
+	g *chaos.Group
+	p *chaos.Promote
+}
+
+func (f *failover) String() string { return "failover(" + f.g.Name() + ")" }
+
+func (f *failover) Inject(ctx context.Context) error {
+	if f.p != nil {
+		return fmt.Errorf("matrix: %v injected twice", f)
+	}
+	old := f.g.Master()
+	p := &chaos.Promote{Group: f.g}
+	f.p = p
+	if err := p.Inject(ctx); err != nil {
+		return err
+	}
+	return old.Proxy().ResetConnections(ctx)
+}
+
+func (f *failover) Recover(ctx context.Context) error {
+	if f.p == nil {
+		return nil
+	}
+	p := f.p
+	f.p = nil
+	return p.Recover(ctx)
+}
+
+// group runs faults together, all at once: Inject injects them in
+// parallel, Recover recovers them in parallel (each fault whose Inject was
+// called, also when it failed, to undo what it did).
+type group struct {
+	name   string
+	faults []chaos.Fault
+}
+
+func (g *group) String() string { return g.name }
+
+func (g *group) each(do func(chaos.Fault) error) error {
+	errs := make([]error, len(g.faults))
+	var wg sync.WaitGroup
+	for i, f := range g.faults {
+		wg.Go(func() { errs[i] = do(f) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (g *group) Inject(ctx context.Context) error {
+	return g.each(func(f chaos.Fault) error { return f.Inject(ctx) })
+}
+
+func (g *group) Recover(ctx context.Context) error {
+	return g.each(func(f chaos.Fault) error { return f.Recover(ctx) })
+}
+
+// holdGate makes one worker's critical section long on demand: once armed,
+// the worker's next visit to the gate (holding the lock, its lease checked
+// and valid) blocks until the gate is opened. It then lets the worker pass
+// until armed again.
+type holdGate struct {
+	mu      sync.Mutex
+	armed   bool
+	holding chan struct{} // closed when the worker waits at the gate
+	open    chan struct{} // closed to let it go
+}
+
+// Wait implements workload.Gate.
+func (g *holdGate) Wait(ctx context.Context) error {
+	g.mu.Lock()
+	if !g.armed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.armed = false
+	close(g.holding)
+	open := g.open
+	g.mu.Unlock()
+	select {
+	case <-open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// arm makes the next Wait block; the returned channel is closed when it
+// does.
+func (g *holdGate) arm() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = true
+	g.holding = make(chan struct{})
+	g.open = make(chan struct{})
+	return g.holding
+}
+
+// release opens the gate (and disarms it).
+func (g *holdGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = false
+	if g.open != nil {
+		close(g.open)
+		g.open = nil
+	}
+}
+
+// whileHolding injects its fault at the worst moment: it waits (at most
+// wait) until the gate's worker holds the lock and sits in its critical
+// section, then injects the fault. The worker stays in its critical section
+// for slow from the moment it got there (well within its lease), so the
+// fault strikes under a live holder whose lease is still valid. The slow
+// critical section is recorded as a nemesis event of its own. When no
+// holder shows up in time, the fault is injected anyway.
+type whileHolding struct {
+	gate       *holdGate
+	f          chaos.Fault
+	wait, slow time.Duration
+	rec        *history.Recorder
+	name       string
+
+	mu    sync.Mutex
+	timer *time.Timer
+	open  bool
+}
+
+func (w *whileHolding) String() string { return w.f.String() }
+
+func (w *whileHolding) Inject(ctx context.Context) error {
+	holding := w.gate.arm()
+	t := time.NewTimer(w.wait)
+	select {
+	case <-holding:
+		w.rec.NemesisStart(w.name).Ok()
+		w.mu.Lock()
+		w.open = true
+		w.timer = time.AfterFunc(w.slow, w.release)
+		w.mu.Unlock()
+	case <-t.C:
+		w.gate.release()
+	case <-ctx.Done():
+		w.gate.release()
+	}
+	t.Stop()
+	return w.f.Inject(ctx)
+}
+
+func (w *whileHolding) release() {
+	w.mu.Lock()
+	open := w.open
+	w.open = false
+	w.mu.Unlock()
+	w.gate.release()
+	if open {
+		w.rec.NemesisEnd(w.name).Ok()
+	}
+}
+
+func (w *whileHolding) Recover(ctx context.Context) error {
+	w.mu.Lock()
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.mu.Unlock()
+	w.release()
+	return w.f.Recover(ctx)
+}

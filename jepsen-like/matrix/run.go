@@ -1,0 +1,327 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
+	"github.com/quorumlock/quorumlock/jepsen-like/resource"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+)
+
+// LockName is the name every worker of a cell locks.
+const LockName = "chaos-counter"
+
+// Cell is one mode under one scenario.
+type Cell struct {
+	Mode     Mode
+	Scenario Scenario
+}
+
+// Cells lists the cells of modes × scenarios that apply, scenario by
+// scenario (the order of the report).
+func Cells(modes []Mode, scenarios []Scenario) []Cell {
+	var out []Cell
+	for _, s := range scenarios {
+		for _, m := range modes {
+			if s.Applies == nil || s.Applies(m) {
+				out = append(out, Cell{Mode: m, Scenario: s})
+			}
+		}
+	}
+	return out
+}
+
+// Expect is the cell's expectation.
+func (c Cell) Expect() Expectation { return c.Scenario.Expect(c.Mode) }
+
+func (c Cell) String() string { return c.Mode.ID + " × " + c.Scenario.ID }
+
+// seed derives the cell's seed from the run's: the same for the same cell
+// whatever else is selected.
+func (c Cell) seed(run int64) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%s", run, c.Mode.ID, c.Scenario.ID)
+	return h.Sum64()
+}
+
+// Config is a run of the matrix.
+type Config struct {
+	Modes     []Mode
+	Scenarios []Scenario
+	Timing    Timing
+	// Seed makes the run's random choices (work times, the random
+	// scenario's nemesis).
+	Seed int64
+	// Parallel is how many cells run at once (default 1).
+	Parallel int
+	// CheckTimeout bounds each linearizability check (default 5 s).
+	CheckTimeout time.Duration
+	// Progress, if set, is called when a cell starts and when it ends;
+	// calls are serialised.
+	Progress func(Progress)
+}
+
+// Progress reports one cell starting (Done false) or ending.
+type Progress struct {
+	// Index is the cell's 0-based position; Total the number of cells.
+	Index, Total int
+	Cell         Cell
+	Done         bool
+	// Elapsed is the cell's wall time (when Done).
+	Elapsed time.Duration
+	// Result is the cell's row (when Done without Err).
+	Result report.Result
+	Err    error
+}
+
+// Outcome is the result of a matrix run.
+type Outcome struct {
+	Matrix report.Matrix
+	// Histories are the cells' histories, in the order of Matrix.Results.
+	Histories []history.History
+	// Errors are the cells that could not run (cluster start, setup), by
+	// cell; their rows are missing from Matrix.
+	Errors []error
+}
+
+// Failures returns the rows whose mode is expected safe under the scenario
+// but showed a violation of the claim's property (verdict refuted).
+func Failures(m report.Matrix) []report.Result {
+	var out []report.Result
+	for _, r := range m.Results {
+		if r.ExpectedSafe && r.Verdict == report.Refuted {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Run runs every applicable cell of cfg.Modes × cfg.Scenarios, each on a
+// fresh cluster, and returns their rows in cell order. A cell that cannot
+// run is reported in Outcome.Errors and the others still run; ctx ending
+// stops the run (the error is ctx's).
+func Run(ctx context.Context, cfg Config) (Outcome, error) {
+	if err := cfg.Timing.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	cells := Cells(cfg.Modes, cfg.Scenarios)
+	if len(cells) == 0 {
+		return Outcome{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes")
+	}
+	par := max(cfg.Parallel, 1)
+	type slot struct {
+		res  report.Result
+		h    history.History
+		err  error
+		done bool
+	}
+	slots := make([]slot, len(cells))
+	var mu sync.Mutex // serialises Progress
+	progress := func(p Progress) {
+		if cfg.Progress != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			cfg.Progress(p)
+		}
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for i := range next {
+				c := cells[i]
+				progress(Progress{Index: i, Total: len(cells), Cell: c})
+				start := time.Now()
+				res, h, err := RunCell(ctx, c, cfg.Timing, cfg.Seed, cfg.CheckTimeout)
+				slots[i] = slot{res: res, h: h, err: err, done: true}
+				progress(Progress{Index: i, Total: len(cells), Cell: c, Done: true, Elapsed: time.Since(start), Result: res, Err: err})
+			}
+		})
+	}
+feed:
+	for i := range cells {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+
+	out := Outcome{Matrix: report.Matrix{Seed: cfg.Seed}}
+	for i, s := range slots {
+		switch {
+		case !s.done:
+		case s.err != nil:
+			out.Errors = append(out.Errors, fmt.Errorf("%v: %w", cells[i], s.err))
+		default:
+			out.Matrix.Results = append(out.Matrix.Results, s.res)
+			out.Histories = append(out.Histories, s.h)
+		}
+	}
+	return out, ctx.Err()
+}
+
+// cell is the state of one running cell.
+type cell struct {
+	mode    Mode
+	sc      Scenario
+	timing  Timing
+	cluster *chaos.Cluster
+	rec     *history.Recorder
+	seed    uint64
+}
+
+// RunCell runs one cell on a fresh cluster and checks its history. The row
+// carries a timeline for the HTML page.
+func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout time.Duration) (report.Result, history.History, error) {
+	if err := t.Validate(); err != nil {
+		return report.Result{}, history.History{}, err
+	}
+	if c.Mode.Lock == nil {
+		return report.Result{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
+	}
+	h, err := runCell(ctx, c, t, c.seed(seed))
+	if err != nil {
+		return report.Result{}, h, err
+	}
+	if checkTimeout <= 0 {
+		checkTimeout = 5 * time.Second
+	}
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout))
+	exp := c.Expect()
+	return report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithTimeline(h), h, nil
+}
+
+func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, error) {
+	topo := chaos.Topology{Persistence: c.Scenario.Persistence}
+	if c.Mode.Group {
+		topo.Groups = 1
+	} else {
+		topo.Masters = c.Mode.Masters
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	cl, err := chaos.Start(sctx, topo)
+	cancel()
+	if err != nil {
+		return history.History{}, err
+	}
+	defer cl.Close()
+
+	rec := history.NewRecorder(history.NewClock())
+	rec.SetMeta("mode", c.Mode.ID)
+	rec.SetMeta("scenario", c.Scenario.ID)
+	rec.SetMeta("seed", fmt.Sprint(seed))
+	rec.SetMeta("lease", t.Lease.String())
+	cc := &cell{mode: c.Mode, sc: c.Scenario, timing: t, cluster: cl, rec: rec, seed: seed}
+	p, err := c.Scenario.plan(cc)
+	if err != nil {
+		return history.History{}, err
+	}
+
+	workers, closeAll, err := cc.workers(p)
+	defer closeAll()
+	if err != nil {
+		return history.History{}, err
+	}
+	res := resource.NewUnfenced(rec)
+	if c.Mode.Fencing {
+		res = resource.NewFenced(rec)
+	}
+
+	// The faults run next to the workers; the workers stop at Duration,
+	// by when every fault of the plan has healed.
+	wctx, wcancel := context.WithTimeout(ctx, t.Duration)
+	defer wcancel()
+	faultErr := make(chan error, 1)
+	go func() { faultErr <- cc.runFaults(ctx, p) }()
+	werr := workload.Run(wctx, rec, res, workers, workload.Config{
+		Work:           t.Work,
+		AcquireTimeout: t.Lease + t.Lease/2,
+		Seed:           seed,
+	})
+	ferr := <-faultErr
+	h := rec.History()
+	if err := errors.Join(werr, ferr); err != nil {
+		return h, err
+	}
+	return h, ctx.Err()
+}
+
+// workers builds each worker's connections and lock.
+func (c *cell) workers(p plan) ([]workload.Worker, func(), error) {
+	var closers []func() error
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	var out []workload.Worker
+	for w := range c.timing.Workers {
+		var opts []*redis.Options
+		if p.nodes != nil {
+			opts = p.nodes(w)
+		}
+		switch {
+		case opts != nil:
+		case c.mode.Group:
+			opts = []*redis.Options{c.cluster.Groups[0].Options()}
+		default:
+			for _, n := range c.cluster.Masters {
+				opts = append(opts, n.Options())
+			}
+		}
+		clients := make([]redis.UniversalClient, len(opts))
+		for i, o := range opts {
+			rc := redis.NewClient(o)
+			clients[i] = rc
+			closers = append(closers, rc.Close)
+		}
+		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, Watchdog: p.watchdog, Clients: clients})
+		if err != nil {
+			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
+		}
+		if closeLock != nil {
+			closers = append(closers, closeLock)
+		}
+		out = append(out, workload.Worker{ID: w, Locker: l, Gate: p.gates[w]})
+	}
+	return out, closeAll, nil
+}
+
+// runFaults plays the plan's schedule and nemesis; both heal what they
+// injected before returning.
+func (c *cell) runFaults(ctx context.Context, p plan) error {
+	var wg sync.WaitGroup
+	var serr, nerr error
+	if len(p.schedule) > 0 {
+		wg.Go(func() { serr = p.schedule.Run(ctx, nil) })
+	}
+	if p.nemesis != nil {
+		wg.Go(func() {
+			t := time.NewTimer(p.nemesisFrom)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			nctx, cancel := context.WithTimeout(ctx, p.nemesisTo-p.nemesisFrom)
+			defer cancel()
+			nerr = p.nemesis.Run(nctx)
+		})
+	}
+	wg.Wait()
+	return errors.Join(serr, nerr)
+}

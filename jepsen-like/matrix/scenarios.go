@@ -1,0 +1,537 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+// Expectation is what the literature predicts for one mode under one
+// scenario: the claim tested, whether the mode is expected safe, and why.
+type Expectation struct {
+	Claim report.Claim
+	Safe  bool
+	Why   string
+}
+
+// Scenario is a fault pattern from the chaos harness, applied to a cell's
+// cluster while the workload runs.
+type Scenario struct {
+	// ID names the scenario on the command line and in reports.
+	ID string
+	// Summary says what happens, in a sentence.
+	Summary string
+	// Persistence of the cell's Redis nodes.
+	Persistence localredis.Persistence
+	// Applies reports whether the scenario means something for the mode
+	// (nil: always); cells where it does not are skipped.
+	Applies func(Mode) bool
+	// Expect gives the claim and the prediction for the mode.
+	Expect func(Mode) Expectation
+	// plan builds the faults against a running cell.
+	plan func(*cell) (plan, error)
+}
+
+// plan is what a scenario does to one cell.
+type plan struct {
+	// nodes gives worker w's node addresses (nil: every worker reaches
+	// every lock node through its client proxy).
+	nodes func(w int) []*redis.Options
+	// schedule runs from the workers' start.
+	schedule chaos.Schedule
+	// nemesis, if set, runs from nemesisFrom until nemesisTo.
+	nemesis                *chaos.Nemesis
+	nemesisFrom, nemesisTo time.Duration
+	gates                  map[int]workload.Gate
+	// watchdog: leases are renewed while held instead of fixed.
+	watchdog bool
+}
+
+// Claims tested besides those of package report.
+var (
+	// ClaimNoFaults: without faults a lock on one instance, or on a
+	// majority of instances, is mutually exclusive.
+	ClaimNoFaults = report.Claim{Source: report.RedlockSpec,
+		Text:     "without faults, SET NX PX with a random value and a compare-and-delete release is a correct lock, on one instance or a majority",
+		Property: checker.MutualExclusion}
+	// ClaimAllNodes: a lock that needs every node survives a node losing
+	// its key: the other nodes still refuse a second holder (at the cost
+	// of availability).
+	ClaimAllNodes = report.Claim{Source: report.RedlockSpec,
+		Text:     "a lock that needs every node (MultiLock) cannot be granted twice by one node losing its key: the other nodes still refuse",
+		Property: checker.LeaseExclusion}
+)
+
+// Timing of a cell. Scenario schedules are laid out from it.
+type Timing struct {
+	// Duration is how long the workers run.
+	Duration time.Duration
+	// Lease is the workload's fixed lease time (the "max TTL").
+	Lease time.Duration
+	// Workers is the number of workers, each with its own lock client.
+	Workers int
+	// Work is the time between read and write.
+	Work workload.Range
+}
+
+// Quick is the timing of `quorumlock chaos --quick`.
+var Quick = Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4,
+	Work: workload.Range{Min: 2 * time.Millisecond, Max: 10 * time.Millisecond}}
+
+// Full is the default timing.
+var Full = Timing{Duration: 8 * time.Second, Lease: 2 * time.Second, Workers: 4,
+	Work: workload.Range{Min: 2 * time.Millisecond, Max: 20 * time.Millisecond}}
+
+// Validate checks that the timing leaves room for every scenario: a
+// delayed restart and a client pause outlast the lease and still end
+// before the workers stop.
+func (t Timing) Validate() error {
+	if t.Workers < 2 {
+		return fmt.Errorf("matrix: need at least 2 workers (contention, and one on each side of a split), got %d", t.Workers)
+	}
+	if t.Lease < 200*time.Millisecond {
+		return fmt.Errorf("matrix: lease time %v too short; at least 200ms", t.Lease)
+	}
+	if t.Duration < 5*t.Lease/2 {
+		return fmt.Errorf("matrix: duration %v too short for lease time %v; at least 2.5 × the lease (%v)", t.Duration, t.Lease, 5*t.Lease/2)
+	}
+	return nil
+}
+
+// start is when most scenarios inject their fault; hold how long they keep it.
+func (t Timing) start() time.Duration { return t.Duration / 6 }
+func (t Timing) hold() time.Duration  { return t.Duration / 2 }
+
+// lockNodes are the nodes a worker locks on: every independent master, or
+// the group's master.
+func (c *cell) lockNodes() []*chaos.Node {
+	if c.mode.Group {
+		return []*chaos.Node{c.cluster.Groups[0].Master()}
+	}
+	return c.cluster.Masters
+}
+
+func (c *cell) at(at, hold time.Duration, f chaos.Fault) chaos.Step {
+	return chaos.Step{At: at, Hold: hold, Fault: record(c.rec, f)}
+}
+
+// slowHolder is the name of the nemesis event that marks worker 0's long
+// critical section in whileHolding scenarios.
+const slowHolder = "slow-holder(worker-0)"
+
+// holding returns a step that injects faults (all at once) while worker 0
+// holds the lock in a long critical section (3/4 of the lease: its lease is
+// still valid when it writes), and the gate
+// that makes worker 0 wait. The step holds the faults for hold after they
+// are in, and at least as long as the slow critical section.
+func (c *cell) holding(at, hold time.Duration, faults ...chaos.Fault) (chaos.Step, workload.Gate) {
+	return c.holdingFor(at, hold, c.timing.Lease*3/4, faults...)
+}
+
+// holdingFor is holding with a critical section of slow.
+func (c *cell) holdingFor(at, hold, slow time.Duration, faults ...chaos.Fault) (chaos.Step, workload.Gate) {
+	t := c.timing
+	var f chaos.Fault
+	if len(faults) == 1 {
+		f = record(c.rec, faults[0])
+	} else {
+		var names []string
+		recs := make([]chaos.Fault, len(faults))
+		for i, x := range faults {
+			recs[i] = record(c.rec, x)
+			names = append(names, x.String())
+		}
+		f = &group{name: strings.Join(names, "+"), faults: recs}
+	}
+	g := &holdGate{}
+	return chaos.Step{At: at, Hold: max(hold, slow), Fault: &whileHolding{gate: g, f: f, wait: t.Lease, slow: slow, rec: c.rec, name: slowHolder}}, g
+}
+
+// majority returns the first ⌊n/2⌋+1 lock nodes.
+func (c *cell) majority() []*chaos.Node {
+	nodes := c.lockNodes()
+	return nodes[:len(nodes)/2+1]
+}
+
+// crashes returns a crash fault per node.
+func crashes(nodes []*chaos.Node, restart bool) []chaos.Fault {
+	out := make([]chaos.Fault, len(nodes))
+	for i, n := range nodes {
+		out[i] = &chaos.Crash{Node: n, Restart: restart}
+	}
+	return out
+}
+
+// holdingPlan is the plan of one holding step.
+func holdingPlan(step chaos.Step, g workload.Gate) plan {
+	return plan{schedule: chaos.Schedule{step}, gates: map[int]workload.Gate{0: g}}
+}
+
+// minority is how many of n nodes a majority lock can lose.
+func minority(n int) int { return (n - 1) / 2 }
+
+func always(Mode) bool { return true }
+
+func safe(c report.Claim, why string) Expectation { return Expectation{Claim: c, Safe: true, Why: why} }
+func unsafe(c report.Claim, why string) Expectation {
+	return Expectation{Claim: c, Safe: false, Why: why}
+}
+
+// Scenarios are the fault scenarios of the matrix, in report order.
+var Scenarios = []Scenario{
+	{
+		ID: "baseline", Summary: "no faults",
+		Expect: func(Mode) Expectation { return safe(ClaimNoFaults, "no faults") },
+		plan:   func(*cell) (plan, error) { return plan{}, nil },
+	},
+	{
+		ID:      "partition-minority",
+		Summary: "a minority of the lock nodes is cut off from every client (a group: its replica link is cut)",
+		Applies: func(m Mode) bool { return m.Group || m.Masters >= 3 },
+		Expect: func(m Mode) Expectation {
+			if m.Group {
+				return safe(report.ClaimMajority, "the replica is cut off; no failover happens, so the master stays the only voice")
+			}
+			return safe(report.ClaimMajority, "a majority of independent masters still answers")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			var s chaos.Schedule
+			if c.mode.Group {
+				s = append(s, c.at(t.start(), t.hold(), &chaos.CutLink{Group: c.cluster.Groups[0]}))
+			} else {
+				for _, n := range c.cluster.Masters[:minority(len(c.cluster.Masters))] {
+					s = append(s, c.at(t.start(), t.hold(), &chaos.Partition{Proxy: n.Proxy()}))
+				}
+			}
+			return plan{schedule: s}, nil
+		},
+	},
+	{
+		ID:      "partition-majority",
+		Summary: "a majority of the lock nodes (one node: the node) is cut off from every client",
+		Expect: func(Mode) Expectation {
+			return safe(report.ClaimMajority, "without a majority nobody gets the lock: unavailable, not unsafe")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			nodes := c.lockNodes()
+			var s chaos.Schedule
+			for _, n := range nodes[:len(nodes)/2+1] {
+				s = append(s, c.at(t.start(), t.hold(), &chaos.Partition{Proxy: n.Proxy()}))
+			}
+			return plan{schedule: s}, nil
+		},
+	},
+	{
+		ID:      "latency",
+		Summary: "every lock node answers 30 ms ± 15 ms late each way",
+		Expect: func(Mode) Expectation {
+			return safe(report.ClaimValidityCheck, "the validity left after acquiring accounts for the slow round trips")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			var s chaos.Schedule
+			for _, n := range c.lockNodes() {
+				s = append(s, c.at(t.start(), t.hold(), &chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond}))
+			}
+			return plan{schedule: s}, nil
+		},
+	},
+	{
+		ID:      "node-pause",
+		Summary: "one lock node is frozen (SIGSTOP) longer than the lease, then continues and runs the commands queued meanwhile",
+		Expect: func(m Mode) Expectation {
+			return safe(report.ClaimValidityCheck, "requests delayed by the pause land after their attempt was given up; they can block others until their TTL, not grant twice")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			return plan{schedule: chaos.Schedule{c.at(t.start(), t.hold(), &chaos.Pause{Node: c.lockNodes()[0]})}}, nil
+		},
+	},
+	{
+		ID:          "crash-restart-aof",
+		Summary:     "while worker 0 holds the lock, a majority of the lock nodes is killed (kill -9) and restarted at once; AOF with appendfsync always",
+		Persistence: localredis.AOFAlways,
+		Expect: func(Mode) Expectation {
+			return safe(report.ClaimRestartNeedsPersistence, "the restarted nodes come back with every acknowledged key")
+		},
+		plan: func(c *cell) (plan, error) {
+			return holdingPlan(c.holding(c.timing.start(), 0, crashes(c.majority(), true)...)), nil
+		},
+	},
+	{
+		ID:      "crash-restart-nopersist",
+		Summary: "while worker 0 holds the lock, a majority of the lock nodes is killed and restarted at once, without persistence: they come back empty",
+		Expect: func(m Mode) Expectation {
+			switch {
+			case !m.Majority && !m.Group && m.Masters > 1:
+				return safe(ClaimAllNodes, "a node that did not restart still holds the key and refuses")
+			case m.Group:
+				return unsafe(report.ClaimRestartNeedsPersistence, "the master comes back empty and its replica resyncs the empty dataset: WAIT does not help")
+			case m.Masters > 1:
+				return unsafe(report.ClaimRestartNeedsPersistence, "the restarted majority forgets the holder's key (no restart detection in this mode)")
+			}
+			return unsafe(report.ClaimRestartNeedsPersistence, "the only voice forgets the lock while its holder still works")
+		},
+		plan: func(c *cell) (plan, error) {
+			return holdingPlan(c.holding(c.timing.start(), 0, crashes(c.majority(), true)...)), nil
+		},
+	},
+	{
+		ID:      "crash-restart-delayed",
+		Summary: "while worker 0 holds the lock, a majority of the lock nodes is killed without persistence and restarted only after the lease time (the max TTL)",
+		Expect: func(Mode) Expectation {
+			return safe(report.ClaimRestartNeedsPersistence, "every lease granted before the crash has expired when the nodes come back empty")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			return holdingPlan(c.holding(t.start(), t.Lease+t.Lease/4, crashes(c.majority(), false)...)), nil
+		},
+	},
+	{
+		ID:      "failover",
+		Summary: "split brain: the master is cut off from its replica, the replica is promoted; half of the clients keep the old master's address, half follow the new master",
+		Applies: func(m Mode) bool { return m.Group },
+		Expect: func(m Mode) Expectation {
+			if m.Wait {
+				return safe(report.ClaimFailoverLosesLocks, "a grant counts only once the replica acknowledged it: the cut-off master cannot grant, the promoted replica has every counted lock and no replica to acknowledge new ones")
+			}
+			return unsafe(report.ClaimFailoverLosesLocks, "both masters grant the lock during the split")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			g := c.cluster.Groups[0]
+			return plan{nodes: splitGroup(g), schedule: chaos.Schedule{c.at(t.start(), t.hold(), &failover{g: g})}}, nil
+		},
+	},
+	{
+		ID:      "client-pause",
+		Summary: "worker 0 is paused after reading, while holding the lock, for longer than its lease; then it writes",
+		Expect: func(m Mode) Expectation {
+			if m.Fencing {
+				return safe(report.ClaimFencingProtects, "the paused write carries an older token than the next holder's and is rejected")
+			}
+			return unsafe(report.ClaimPauseWithoutFencing, "the paused write lands after the next holder's and is accepted")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			p := &chaos.ClientPause{Name: "worker-0"}
+			return plan{
+				schedule: chaos.Schedule{c.at(t.start(), t.Lease+t.Duration/4, p)},
+				gates:    map[int]workload.Gate{0: p},
+			}, nil
+		},
+	},
+	{
+		ID: "holder-isolated",
+		Summary: "leases renewed by a watchdog; worker 0 is cut off from every lock node while it works " +
+			"longer than the lease, then writes: the watchdog cannot renew, the lease is lost, another worker gets the lock",
+		Expect: func(m Mode) Expectation {
+			return unsafe(report.ClaimLeasesNotMutex, "renewal needs the network; the holder learns of the loss only after its work")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			tp := c.cluster.Toxiproxy()
+			if tp == nil {
+				return plan{}, errors.New("matrix: holder-isolated needs the embedded toxiproxy")
+			}
+			var opts []*redis.Options
+			var cuts []chaos.Fault
+			for _, n := range c.lockNodes() {
+				px, err := tp.NewProxy(n.Name()+"-worker0", n.Addr())
+				if err != nil {
+					return plan{}, err
+				}
+				opts = append(opts, localredis.ClientOptions(px.Addr()))
+				cuts = append(cuts, &chaos.Partition{Proxy: px})
+			}
+			slow := t.Lease + t.Lease/2
+			step, gate := c.holdingFor(t.start(), slow+t.Lease/10, slow, cuts...)
+			p := holdingPlan(step, gate)
+			p.watchdog = true
+			p.nodes = func(w int) []*redis.Options {
+				if w == 0 {
+					return opts
+				}
+				return nil
+			}
+			return p, nil
+		},
+	},
+	{
+		ID:      "clock-jump",
+		Summary: "while worker 0 holds the lock, one lock node's clock jumps forward by the lease time: its lock keys expire at once (PTTL rewritten)",
+		Expect: func(m Mode) Expectation {
+			switch {
+			case !m.Majority && !m.Group && m.Masters > 1:
+				return safe(ClaimAllNodes, "the other nodes still hold the key and refuse")
+			case m.Majority && m.Masters > 1:
+				return unsafe(report.ClaimClockJump, "a holder with a bare majority loses one vote (likely only under contention)")
+			}
+			return unsafe(report.ClaimClockJump, "the only voice expires the key while its holder still works")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			return holdingPlan(c.holding(t.start(), 0, clockJump(c.lockNodes()[0], t.Lease))), nil
+		},
+	},
+	{
+		ID: "clock-jump-partition",
+		Summary: "Kleppmann's example: half of the clients reach nodes A, B, C, the other half C, D, E; " +
+			"while worker 0 (first half) holds the lock, C's clock jumps forward (with 3 nodes: A, B and B, C; B jumps)",
+		Applies: func(m Mode) bool { return !m.Group && m.Masters >= 3 },
+		Expect: func(m Mode) Expectation {
+			if !m.Majority {
+				return safe(ClaimAllNodes, "no side reaches every node: nobody gets the lock")
+			}
+			return unsafe(report.ClaimClockJump, "after the jump the other side gets a majority while the holder's lease is valid")
+		},
+		plan: kleppmann,
+	},
+	{
+		ID:          "random",
+		Summary:     "a seeded nemesis: one fault at a time (partition, refusal, reply loss, latency, pause, crash-restart with AOF; failover for a group) on a random node",
+		Persistence: localredis.AOFAlways,
+		Expect: func(m Mode) Expectation {
+			if m.Group && !m.Wait {
+				return unsafe(report.ClaimFailoverLosesLocks, "the nemesis may fail the group over (split brain)")
+			}
+			if m.Group {
+				return safe(report.ClaimFailoverLosesLocks, "WAIT keeps failovers from losing counted grants; the other faults cost availability only")
+			}
+			return safe(report.ClaimMajority, "every fault is one the lock claims to survive")
+		},
+		plan: randomPlan,
+	},
+}
+
+// clockJump is a forward jump of n's clock by d, emulated on the lock keys.
+func clockJump(n *chaos.Node, d time.Duration) chaos.Fault {
+	return &chaos.EmulatedClockSkew{Node: n, Match: "quorumlock:*", Jump: d}
+}
+
+// splitGroup puts even workers on the group's first master's address (they
+// stay there across a failover) and odd ones on the group's master (they
+// follow it).
+func splitGroup(g *chaos.Group) func(w int) []*redis.Options {
+	first := g.Master()
+	return func(w int) []*redis.Options {
+		if w%2 == 0 {
+			return []*redis.Options{first.Options()}
+		}
+		return []*redis.Options{g.Options()}
+	}
+}
+
+// kleppmann gives each side of workers its own proxies in front of the
+// nodes (chained to the node's client proxy), cuts each side off from the
+// nodes the other side alone reaches, and makes the shared node's clock
+// jump while someone holds the lock.
+func kleppmann(c *cell) (plan, error) {
+	t := c.timing
+	nodes := c.cluster.Masters
+	n := len(nodes)
+	q := n/2 + 1
+	reach := [2][2]int{{0, q}, {n - q, n}} // [from, to) per side
+	tp := c.cluster.Toxiproxy()
+	if tp == nil {
+		return plan{}, fmt.Errorf("matrix: %s needs the embedded toxiproxy", "clock-jump-partition")
+	}
+	opts := [2][]*redis.Options{}
+	var cuts []chaos.Fault
+	for side := range 2 {
+		for i, nd := range nodes {
+			px, err := tp.NewProxy(fmt.Sprintf("%s-side%d", nd.Name(), side), nd.Addr())
+			if err != nil {
+				return plan{}, err
+			}
+			opts[side] = append(opts[side], localredis.ClientOptions(px.Addr()))
+			if i < reach[side][0] || i >= reach[side][1] {
+				cuts = append(cuts, &chaos.Partition{Proxy: px})
+			}
+		}
+	}
+	var s chaos.Schedule
+	for _, f := range cuts {
+		s = append(s, c.at(0, t.Duration-t.Lease/4, f))
+	}
+	jump, gate := c.holding(t.Duration/4, 0, clockJump(nodes[q-1], t.Lease))
+	s = append(s, jump)
+	return plan{nodes: func(w int) []*redis.Options { return opts[w%2] }, schedule: s, gates: map[int]workload.Gate{0: gate}}, nil
+}
+
+// randomPlan is a seeded nemesis over faults every mode but failover claims
+// to survive, one at a time.
+func randomPlan(c *cell) (plan, error) {
+	t := c.timing
+	var faults []chaos.Fault
+	for _, n := range c.lockNodes() {
+		faults = append(faults,
+			&chaos.Partition{Proxy: n.Proxy()},
+			&chaos.Partition{Proxy: n.Proxy(), Loud: true},
+			&chaos.ReplyLoss{Proxy: n.Proxy()},
+			&chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond},
+			&chaos.Pause{Node: n},
+			&chaos.Crash{Node: n, Restart: true},
+		)
+	}
+	var nodes func(int) []*redis.Options
+	if c.mode.Group {
+		g := c.cluster.Groups[0]
+		faults = append(faults, &failover{g: g}, &failover{g: g}, &chaos.CutLink{Group: g})
+		nodes = splitGroup(g)
+	}
+	for i, f := range faults {
+		faults[i] = record(c.rec, f)
+	}
+	return plan{
+		nodes: nodes,
+		nemesis: &chaos.Nemesis{Seed: c.seed, Faults: faults,
+			Hold: chaos.Range{Min: t.Lease * 2 / 5, Max: t.Lease * 9 / 10},
+			Rest: chaos.Range{Min: t.Lease / 5, Max: t.Lease / 2}},
+		nemesisFrom: t.Duration / 10,
+		nemesisTo:   t.Duration - t.Lease/4,
+	}, nil
+}
+
+// FindScenario returns the scenario with the given id among scenarios.
+func FindScenario(scenarios []Scenario, id string) (Scenario, bool) {
+	for _, s := range scenarios {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// SelectScenarios returns the scenarios named in a comma-separated list
+// ("" or "all": every scenario), in the list's order.
+func SelectScenarios(all []Scenario, list string) ([]Scenario, error) {
+	if list == "" || list == "all" {
+		return append([]Scenario(nil), all...), nil
+	}
+	var out []Scenario
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		s, ok := FindScenario(all, id)
+		if !ok {
+			ids := make([]string, len(all))
+			for i, s := range all {
+				ids[i] = s.ID
+			}
+			return nil, fmt.Errorf("matrix: unknown scenario %q; known: %s", id, strings.Join(ids, ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

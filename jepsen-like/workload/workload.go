@@ -1,0 +1,218 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+	"github.com/quorumlock/quorumlock/jepsen-like/resource"
+)
+
+// ErrNotObtained is wrapped by a Locker's error when the lock was certainly
+// not obtained (held by someone else, no quorum, the wait ran out). The
+// workload records such an acquisition as Fail; any other error as Unknown.
+var ErrNotObtained = errors.New("workload: lock not obtained")
+
+// Locker is the lock under test, as the workload uses it. Implementations
+// must be safe for concurrent use; each successful call returns its own
+// Lease. Errors for "not obtained" wrap ErrNotObtained.
+type Locker interface {
+	// TryLock tries once.
+	TryLock(ctx context.Context) (Lease, error)
+	// Lock waits until the lock is obtained or ctx ends.
+	Lock(ctx context.Context) (Lease, error)
+}
+
+// Lease is one held acquisition.
+type Lease interface {
+	// Unlock gives the lock back.
+	Unlock(ctx context.Context) error
+	// Token is the fencing token; 0 for locks without one.
+	Token() int64
+	// Until is when the lease's validity ends as the client believes it
+	// (zero if the lock does not say).
+	Until() time.Time
+}
+
+// Gate is where a worker can be paused: Wait returns at once normally and
+// blocks while a pause is in effect (chaos.ClientPause implements it).
+type Gate interface {
+	Wait(ctx context.Context) error
+}
+
+// Worker is one client of the workload: its id in the history, its own
+// lock client, and an optional pause gate.
+type Worker struct {
+	ID     int
+	Locker Locker
+	Gate   Gate
+}
+
+// Range is a span of durations drawn from uniformly.
+type Range struct{ Min, Max time.Duration }
+
+func (r Range) draw(rng *rand.Rand) time.Duration {
+	if r.Max <= r.Min {
+		return max(r.Min, 0)
+	}
+	return r.Min + time.Duration(rng.Int64N(int64(r.Max-r.Min)+1))
+}
+
+// Config tunes a run. The zero value gives the defaults documented on each
+// field.
+type Config struct {
+	// Work is the time between read and write; default 2–10 ms.
+	Work Range
+	// Think is the pause between a release and the next acquire; default
+	// 0–5 ms.
+	Think Range
+	// AcquireTimeout bounds each Lock call; default 2 s.
+	AcquireTimeout time.Duration
+	// ReleaseTimeout bounds each Unlock call; default 1 s.
+	ReleaseTimeout time.Duration
+	// TryLock makes workers call TryLock (one attempt) instead of Lock,
+	// followed by the think time when it fails.
+	TryLock bool
+	// Seed makes the work and think times of worker w follow from (Seed, w).
+	Seed uint64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Work == (Range{}) {
+		c.Work = Range{2 * time.Millisecond, 10 * time.Millisecond}
+	}
+	if c.Think == (Range{}) {
+		c.Think = Range{0, 5 * time.Millisecond}
+	}
+	if c.AcquireTimeout <= 0 {
+		c.AcquireTimeout = 2 * time.Second
+	}
+	if c.ReleaseTimeout <= 0 {
+		c.ReleaseTimeout = time.Second
+	}
+	return c
+}
+
+// Run runs the workers until ctx ends, recording into rec; the resource res
+// must record into the same rec. It returns when every worker has finished
+// its current tenure. The error reports misuse of the recorder (a bug in the
+// workload), or invalid arguments.
+func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, workers []Worker, cfg Config) error {
+	if rec == nil || res == nil {
+		return errors.New("workload: Run needs a recorder and a resource")
+	}
+	seen := map[int]bool{}
+	for _, w := range workers {
+		if w.Locker == nil {
+			return fmt.Errorf("workload: worker %d has no Locker", w.ID)
+		}
+		if w.ID < 0 || seen[w.ID] {
+			return fmt.Errorf("workload: worker ids must be distinct and ≥ 0, got %d twice or negative", w.ID)
+		}
+		seen[w.ID] = true
+	}
+	cfg = cfg.withDefaults()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() {
+			r := runner{w: w, rec: rec, res: res, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(w.ID)))}
+			r.loop(ctx)
+		})
+	}
+	wg.Wait()
+	return rec.Err()
+}
+
+type runner struct {
+	w   Worker
+	rec *history.Recorder
+	res *resource.Counter
+	cfg Config
+	rng *rand.Rand
+}
+
+func (r *runner) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		r.tenure(ctx)
+		sleep(ctx, r.cfg.Think.draw(r.rng))
+	}
+}
+
+// tenure makes one acquire and, when it succeeds, the read, the write and
+// the release. The acquire and the critical section run on contexts of
+// their own: the end of the run stops new tenures, not the current one.
+func (r *runner) tenure(ctx context.Context) {
+	acq := r.rec.Acquire(r.w.ID)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.AcquireTimeout)
+	var (
+		lease Lease
+		err   error
+	)
+	if r.cfg.TryLock {
+		lease, err = r.w.Locker.TryLock(actx)
+	} else {
+		lease, err = r.w.Locker.Lock(actx)
+	}
+	cancel()
+	switch {
+	case err == nil && lease == nil:
+		acq.Unknown(errors.New("workload: Locker returned neither a lease nor an error"))
+		return
+	case errors.Is(err, ErrNotObtained):
+		acq.Fail(err)
+		return
+	case err != nil:
+		acq.Unknown(err)
+		return
+	}
+	acq.Acquired(uint64(max(lease.Token(), 0)), r.at(lease.Until()))
+	id := acq.ID()
+
+	v := r.res.Read(r.w.ID, id)
+	sleep(context.WithoutCancel(ctx), r.cfg.Work.draw(r.rng))
+	// A careful client checks its lease before acting on it...
+	if u := lease.Until(); u.IsZero() || time.Now().Before(u) {
+		// ...and can still be paused right after the check.
+		if r.w.Gate != nil {
+			_ = r.w.Gate.Wait(context.WithoutCancel(ctx))
+		}
+		_ = r.res.Write(r.w.ID, id, v+1, uint64(max(lease.Token(), 0))) // a rejection is recorded
+	}
+
+	rel := r.rec.Release(r.w.ID, id)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
+	err = lease.Unlock(rctx)
+	rcancel()
+	if err != nil {
+		rel.Fail(err)
+		return
+	}
+	rel.Ok()
+}
+
+// at converts a deadline to the run's clock.
+func (r *runner) at(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	if c, ok := r.rec.Clock().(interface{ At(time.Time) time.Duration }); ok {
+		return c.At(t)
+	}
+	return r.rec.Clock().Now() + time.Until(t)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
