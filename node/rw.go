@@ -120,6 +120,10 @@ func (l *RWLock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Check
 	return v == 1, c, err
 }
 
+// KeepsFence reports that the fence Acquire returns with a grant is the
+// counter as stored on the node (multilock.FenceKeeper), as for Lock.
+func (l *RWLock) KeepsFence() bool { return l.fencing }
+
 // Fence writes token back set-if-greater where this attempt's share stands.
 func (l *RWLock) Fence(ctx context.Context, token int64) (bool, error) {
 	ok, _, err := l.FenceChecked(ctx, token, Checks{})

@@ -185,6 +185,14 @@ func (g *gate) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 
 func (g *gate) Release(ctx context.Context) (bool, error) { return g.l.Release(ctx) }
 
+// KeepsFence passes on the node lock's multilock.FenceKeeper: a counter a
+// counted grant reported is stored there (under WithWait, acknowledged by
+// the replicas in the grant's round trip).
+func (g *gate) KeepsFence() bool {
+	k, ok := g.l.(multilock.FenceKeeper)
+	return ok && k.KeepsFence()
+}
+
 func (g *gate) Fence(ctx context.Context, token int64) (bool, error) {
 	ok, chk, err := g.l.FenceChecked(ctx, token, g.checks(false))
 	if err != nil || !ok {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -263,4 +265,61 @@ func tmpfsDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(d) })
 	return d
+}
+
+// Fencing costs at most one extra round trip: counted on the servers, a
+// fenced Lock+Unlock runs at most one more script per node than an
+// unfenced one (the write-back; the counter itself is bumped inside the
+// acquire script, and the write-back is skipped when a quorum of grants
+// already reported the token).
+func TestFencingOneExtraRoundTrip(t *testing.T) {
+	servers, clients := cluster(t, 5)
+	ctx := t.Context()
+	scripts := func() int64 {
+		var total int64
+		for _, s := range servers {
+			rc := s.Client()
+			info, err := rc.Info(ctx, "commandstats").Result()
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(info, "\n") {
+				for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:"} {
+					if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd+"calls="); ok {
+						n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+						total += n
+					}
+				}
+			}
+		}
+		return total
+	}
+	cost := func(opts ...Option) int64 {
+		c := newClient(t, clients, opts...)
+		m := mustMutex(t, c, "rt")
+		once := func() {
+			l, err := m.Lock(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		once() // loads the scripts
+		time.Sleep(100 * time.Millisecond)
+		before := scripts()
+		const rounds = 10
+		for range rounds {
+			once()
+		}
+		time.Sleep(100 * time.Millisecond) // releases still on their way
+		return (scripts() - before) / rounds
+	}
+	plain, fenced := cost(), cost(WithFencing())
+	t.Logf("scripts per Lock+Unlock on 5 nodes: %d unfenced, %d fenced", plain, fenced)
+	if plain != 10 || fenced < plain || fenced > plain+5 {
+		t.Fatalf("scripts per Lock+Unlock: %d unfenced (want 10), %d fenced (want 10..15)", plain, fenced)
+	}
 }
