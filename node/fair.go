@@ -35,7 +35,7 @@ var (
 // FairKeys are the Redis names a fair lock uses besides Keys(name). They
 // share the hash tag {name}, so a Cluster keeps them in the lock's slot.
 type FairKeys struct {
-	Queue     string // zset waiter → ticket (0: taking a ticket, −1: left)
+	Queue     string // zset waiter → ticket (v−0.5: taking a ticket, −1: left)
 	Deadlines string // zset waiter → deadline, ms on the node's clock
 	Ticket    string // ticket counter
 	Wake      string // prefix of the per-waiter wake channels: Wake + waiter
@@ -116,10 +116,10 @@ func (e Entry) String() string {
 }
 
 // TakeTicket is phase one of a waiter's ticket: it counts the node's ticket
-// counter up and puts the waiter in line as taking a ticket, which holds
-// back every grant on this node until the waiter places its ticket
-// (FairLock with Enqueue) or leaves, or timeout passes. It returns the
-// counter's new value; the ticket is the highest value of a majority.
+// counter up to v and puts the waiter in line as taking a ticket, which
+// holds back every waiter whose ticket is v or more on this node until the
+// waiter places its ticket (FairLock with Enqueue or Place), leaves, or
+// timeout passes. It returns v; the ticket is the highest v of a majority.
 func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time.Duration) (int64, error) {
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
@@ -255,20 +255,26 @@ func (l *FairLock) Release(ctx context.Context) (bool, error) {
 	return v == 1, err
 }
 
-// WatchWaiter registers signal to be notified when waiter is first in line
-// of fair lock name and the lock became free on this node: the fair scripts
-// publish on the waiter's own channel (FairKeys.Wake + waiter), so exactly
-// one waiter wakes per release, in whatever process it runs. It shares the
-// node's pub/sub connection with Watch; ready is told once the subscription
-// is confirmed. Stop it (Stop(false)) when the wait ends.
-func (n *Node) WatchWaiter(name, waiter string, signal, ready chan<- struct{}) *Watch {
+// WaiterID makes a waiter id whose wake-ups go to channel key: waiters
+// that never wait at the same time may share a channel (one subscription
+// serves them all), unique tells them apart. key must not contain '|'.
+func WaiterID(key, unique string) string { return key + "|" + unique }
+
+// WatchWaiter registers signal to be notified when a waiter whose id was
+// made with WaiterID(key, ...) is first in line of fair lock name and the
+// lock became free on this node: the fair scripts publish on the channel
+// FairKeys.Wake + key, so exactly one waiter wakes per release, in whatever
+// process it runs. It shares the node's pub/sub connection with Watch;
+// ready is told once the subscription is confirmed. Every watch of the
+// channel is told. Stop it (Stop(false)) when no waiter uses key any more.
+func (n *Node) WatchWaiter(name, key string, signal, ready chan<- struct{}) *Watch {
 	n.subMu.Lock()
 	if n.sub == nil {
 		n.sub = newSubscriber(n)
 	}
 	s := n.sub
 	n.subMu.Unlock()
-	w := &Watch{s: s, channel: n.FairKeys(name).Wake + waiter, signal: signal, notify: ready, ready: make(chan struct{})}
+	w := &Watch{s: s, channel: n.FairKeys(name).Wake + key, signal: signal, notify: ready, ready: make(chan struct{}), wakeAll: true}
 	s.add(w)
 	return w
 }
@@ -306,7 +312,11 @@ func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
 			if left < 0 {
 				continue
 			}
-			out = append(out, QueueEntry{Waiter: id, Ticket: int64(z.Score), TTL: time.Duration(left) * time.Millisecond})
+			ticket := int64(z.Score)
+			if float64(ticket) != z.Score {
+				ticket = 0 // still taking its ticket
+			}
+			out = append(out, QueueEntry{Waiter: id, Ticket: ticket, TTL: time.Duration(left) * time.Millisecond})
 		}
 		return nil
 	})

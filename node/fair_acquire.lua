@@ -42,7 +42,7 @@ if mode ~= 'try' then
     if s then
       entry = 1
       -- A waiter that was taking its ticket no longer holds the line back.
-      if tonumber(s) == 0 then changed = true end
+      if choosing(tonumber(s)) then changed = true end
       redis.call('zadd', KEYS[2], t, waiter)
     elseif mode == 'enqueue' then
       entry = 2

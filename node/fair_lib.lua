@@ -1,8 +1,9 @@
 -- Shared helpers of the fair-lock scripts; node/fair.go puts this file in
 -- front of each of them.
 -- KEYS[1] lock hash (shared with the plain lock of the same name)
--- KEYS[2] queue: zset waiter -> ticket; 0 while the waiter is taking its
---         ticket, -1 for a waiter that left (a tombstone)
+-- KEYS[2] queue: zset waiter -> ticket. While the waiter is taking its
+--         ticket: v - 0.5, v being the counter value it drew here (a
+--         "choosing" entry); -1 for a waiter that left (a tombstone)
 -- KEYS[3] deadlines: zset waiter -> deadline in ms on this node's clock
 -- KEYS[4] ticket counter
 -- KEYS[5] fencing counter
@@ -30,22 +31,27 @@ local function keep(ms)
   end
 end
 
--- The first live entry: {waiter, ticket} or an empty table.
+-- Whether a queue score is a waiter still taking its ticket.
+local function choosing(score)
+  return score ~= math.floor(score)
+end
+
+-- The first live entry: {waiter, score} or an empty table.
 local function head()
   return redis.call('zrangebyscore', KEYS[2], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 end
 
 -- Tell whoever is first in line that the lock is free here: on that waiter's
--- own channel, so exactly one waiter wakes. skip is a waiter that needs no
--- telling (it is the caller).
+-- own channel (the part of its id before a '|'), so exactly one waiter
+-- wakes. skip is a waiter that needs no telling (it is the caller).
 local function wake(prefix, unlock, skip)
   if redis.call('exists', KEYS[1]) == 1 then return end
   local h = head()
   if #h == 0 then
     -- Nobody queues: wake plain-Mutex waiters of the same name, if any.
     redis.call('publish', unlock, 'released')
-  elseif tonumber(h[2]) > 0 and h[1] ~= skip then
-    redis.call('publish', prefix .. h[1], h[2])
+  elseif not choosing(tonumber(h[2])) and h[1] ~= skip then
+    redis.call('publish', prefix .. string.match(h[1], '^[^|]*'), h[2])
   end
   -- A waiter still taking its ticket is first: nobody can be granted until
   -- it places its ticket, and that call looks at the line again.

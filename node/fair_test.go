@@ -113,6 +113,11 @@ func TestFairLineOnOneNode(t *testing.T) {
 	if rem <= 0 || rem > timeout {
 		t.Fatalf("wait hint %v, want b's entry lifetime (0, %v]", rem, timeout)
 	}
+	// A waiter that starts taking a ticket now draws 4: it holds back
+	// tickets from 4 on, not b (2) or c (3).
+	if v, _ := n.TakeTicket(ctx, name, "late", timeout); v != 4 {
+		t.Fatalf("late waiter drew %d, want 4", v)
+	}
 	lb := fairLock(n, name, "b", tb, Refresh, timeout)
 	mustAcquire(t, lb, true, EntryKept)
 	lb.Hold()
@@ -124,6 +129,14 @@ func TestFairLineOnOneNode(t *testing.T) {
 	mustAcquire(t, lc, true, EntryKept)
 	lc.Hold()
 	_, _ = lc.Release(ctx)
+	if q, _ := n.Queue(ctx, name); len(q) != 1 || q[0].Waiter != "late" || q[0].Ticket != 0 {
+		t.Fatalf("line %+v, want only the late waiter, still taking its ticket", q)
+	}
+	// Taking a ticket holds TryLock back too.
+	mustAcquire(t, fairLock(n, name, "w", 0, NoQueue, timeout), false, EntryUnknown)
+	if err := n.Leave(ctx, name, "late", timeout); err != nil {
+		t.Fatal(err)
+	}
 	if got := waiters(t, n, name); len(got) != 0 {
 		t.Fatalf("line %v after everyone left, want empty", got)
 	}
@@ -131,8 +144,8 @@ func TestFairLineOnOneNode(t *testing.T) {
 	lt := fairLock(n, name, "z", 0, NoQueue, timeout)
 	mustAcquire(t, lt, true, EntryUnknown)
 	_, _ = lt.Release(ctx)
-	if v, _ := n.TicketCounter(ctx, name); v != 3 {
-		t.Fatalf("ticket counter %d, want 3", v)
+	if v, _ := n.TicketCounter(ctx, name); v != 4 {
+		t.Fatalf("ticket counter %d, want 4", v)
 	}
 }
 

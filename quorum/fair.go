@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,8 +34,10 @@ var ErrNoTicket = errors.New("quorumlock: no ticket: too few nodes answered; che
 //     A waiter that starts taking its ticket after another has placed its
 //     own on a majority gets a higher ticket.
 //   - A node grants only when the lock is free there and the caller is first
-//     in its line; while some waiter is still taking a ticket there, it
-//     grants nobody (Lamport's bakery). A waiter needs a majority, as usual.
+//     in its line. A waiter still taking its ticket is in line at the
+//     counter value it drew there, so it holds back every waiter it could
+//     still end up before (Lamport's bakery). A waiter needs a majority, as
+//     usual.
 //   - The holder's release wakes exactly the next waiter, on that waiter's
 //     own channel, in whatever process it runs.
 //   - A waiter refreshes its entry while it waits (every attempt does). An
@@ -50,10 +54,33 @@ var ErrNoTicket = errors.New("quorumlock: no ticket: too few nodes answered; che
 // fair grant waits for a plain holder and the reverse), but a plain Mutex
 // does not queue: mixing them makes the plain side jump the line.
 type FairMutex struct {
-	m *Mutex
+	m  *Mutex
+	id string // prefix of its wake channels
+
+	// Wake channels are kept subscribed between Lock calls (slots), so a
+	// Lock does not subscribe and unsubscribe on every node each time; a
+	// slot unused for the queue timeout is given up.
+	mu    sync.Mutex
+	free  []*fairSlot
+	slots int
+
 	// onGrant, when set (tests), is called by Lock with the waiter and
 	// ticket that obtained the lock, before Lock returns.
 	onGrant func(waiter string, ticket int64)
+}
+
+// fairSlot is one wake channel, subscribed on every node, used by one Lock
+// call at a time.
+type fairSlot struct {
+	key     string // the channel is FairKeys.Wake + key
+	signal  chan struct{}
+	watches []*node.Watch
+	// ready counts subscription confirmations; want of them (limit+1
+	// nodes) overlap every majority a release reaches.
+	ready     chan struct{}
+	confirmed int
+	want      int
+	idle      *time.Timer // gives the slot up when unused
 }
 
 // FairMutex returns the fair lock called name. Options are those of Mutex
@@ -63,7 +90,98 @@ func (c *Client) FairMutex(name string, opts ...MutexOption) (*FairMutex, error)
 	if err != nil {
 		return nil, err
 	}
-	return &FairMutex{m: m}, nil
+	return &FairMutex{m: m, id: c.next()}, nil
+}
+
+// takeSlot returns a free wake channel, or subscribes a new one.
+func (f *FairMutex) takeSlot() *fairSlot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.free); n > 0 {
+		s := f.free[n-1]
+		f.free = f.free[:n-1]
+		s.idle.Stop() // if it fired meanwhile, dropSlot finds it taken
+		return s
+	}
+	c := f.m.c
+	f.slots++
+	s := &fairSlot{
+		key:    fmt.Sprintf("%s:%d", f.id, f.slots),
+		signal: make(chan struct{}, 1),
+		ready:  make(chan struct{}, len(c.nodes)),
+		want:   c.cfg.policy.FailedLocksLimit(len(c.nodes)) + 1,
+	}
+	for _, nd := range c.nodes {
+		s.watches = append(s.watches, nd.WatchWaiter(f.m.names[0], s.key, s.signal, s.ready))
+	}
+	return s
+}
+
+// putSlot makes s free again; it is given up after the queue timeout
+// unless a Lock takes it before.
+func (f *FairMutex) putSlot(s *fairSlot) {
+	select {
+	case <-s.signal: // a wake-up for a waiter that is gone
+	default:
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.free = append(f.free, s)
+	if s.idle == nil {
+		s.idle = time.AfterFunc(f.QueueTimeout(), func() { f.dropSlot(s) })
+	} else {
+		s.idle.Reset(f.QueueTimeout())
+	}
+}
+
+// dropSlot unsubscribes s if it is still free.
+func (f *FairMutex) dropSlot(s *fairSlot) {
+	f.mu.Lock()
+	i := slices.Index(f.free, s)
+	if i >= 0 {
+		f.free = slices.Delete(f.free, i, i+1)
+	}
+	f.mu.Unlock()
+	if i < 0 {
+		return // taken again
+	}
+	for _, w := range s.watches {
+		w.Stop(false)
+	}
+}
+
+// subscribed reports, without waiting, whether enough nodes confirmed the
+// slot's wake channel.
+func (s *fairSlot) subscribed() bool {
+	for s.confirmed < s.want {
+		select {
+		case <-s.ready:
+			s.confirmed++
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// awaitSubscribed waits until enough nodes confirmed the wake channel, a
+// wake-up came, d passed (frozen nodes never confirm), or ctx ended.
+func (s *fairSlot) awaitSubscribed(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for s.confirmed < s.want {
+		select {
+		case <-s.ready:
+			s.confirmed++
+		case <-s.signal:
+			s.signal <- struct{}{} // keep it for the wait
+			return
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // Name is the lock's name.
@@ -85,45 +203,6 @@ type fairWaiter struct {
 	// lived there since. While these are a majority, no waiter with a higher
 	// ticket can be granted (docs/fairness.md).
 	counted []bool
-	watches []*node.Watch
-	// ready counts subscription confirmations of the wake channel; want
-	// of them (limit+1 nodes) overlap every majority a release reaches.
-	ready     chan struct{}
-	confirmed int
-	want      int
-}
-
-// subscribed reports, without waiting, whether enough nodes confirmed the
-// waiter's wake channel.
-func (w *fairWaiter) subscribed() bool {
-	for w.confirmed < w.want {
-		select {
-		case <-w.ready:
-			w.confirmed++
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// awaitSubscribed waits until enough nodes confirmed the wake channel, a
-// wake-up came, d passed (frozen nodes never confirm), or ctx ended.
-func (w *fairWaiter) awaitSubscribed(ctx context.Context, signal chan struct{}, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for w.confirmed < w.want {
-		select {
-		case <-w.ready:
-			w.confirmed++
-		case <-signal:
-			return
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // note records what the nodes said about the entry in one attempt.
@@ -184,13 +263,6 @@ func (w *fairWaiter) verify(fls []*node.FairLock, need int, bound time.Duration)
 	return w.keeps(need)
 }
 
-func (w *fairWaiter) stop() {
-	for _, x := range w.watches {
-		x.Stop(false)
-	}
-	w.watches = nil
-}
-
 // TryLock tries once and never waits. It takes no ticket: a node grants it
 // only when the lock is free there and nobody is in line, so it never
 // passes a waiter. It returns a lease or an error wrapping ErrNotObtained.
@@ -216,12 +288,14 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	c := f.m.c
 	owner := f.m.owner()
 	need := multilock.Need(c.cfg.policy, len(c.nodes))
-	signal := make(chan struct{}, 1)
+	slot := f.takeSlot()
+	defer f.putSlot(slot)
+	signal := slot.signal
 	var w *fairWaiter
 	noTicket, splits := 0, 0
 	for {
 		if w == nil {
-			if w, err = f.join(ctx, signal); err != nil {
+			if w, err = f.join(ctx, slot); err != nil {
 				if fairGivesUp(ctx, err) {
 					return nil, err
 				}
@@ -239,7 +313,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			}
 			noTicket = 0
 		}
-		subscribed := w.subscribed()
+		subscribed := slot.subscribed()
 		ml, fls, wait, err := f.try(ctx, owner, w)
 		if err == nil && !w.verify(fls, need, c.cfg.attemptTimeout) {
 			// Granted, but its entry lapsed on so many nodes meanwhile that
@@ -255,7 +329,6 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		}
 		if err == nil {
 			hold(fls)
-			w.stop()
 			if f.onGrant != nil {
 				f.onGrant(w.ID, w.Ticket)
 			}
@@ -276,7 +349,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		if !subscribed {
 			// A wake-up sent before the subscription held was not heard:
 			// once it holds, try again at once.
-			w.awaitSubscribed(ctx, signal, delay)
+			slot.awaitSubscribed(ctx, delay)
 			continue
 		}
 		if wait < 0 {
@@ -321,26 +394,21 @@ func (f *FairMutex) sleep(ctx context.Context, signal <-chan struct{}, d time.Du
 // join makes a new waiter: it listens on the waiter's wake channel on every
 // node, then takes a ticket (phase one; phase two is the first attempt,
 // which places the entry with mode Enqueue).
-func (f *FairMutex) join(ctx context.Context, signal chan struct{}) (*fairWaiter, error) {
+func (f *FairMutex) join(ctx context.Context, slot *fairSlot) (*fairWaiter, error) {
 	c := f.m.c
 	if c.closed.Load() {
 		return nil, errors.Join(ErrNotObtained, ErrClosed)
 	}
 	n := len(c.nodes)
 	name := f.m.names[0]
+	// The waiter's id names its wake channel (the slot's). Taking the
+	// ticket does not wait for a new slot's subscription (that would put
+	// the waiter in line later than it arrived); Lock tries once more when
+	// the subscription holds, as a wake-up sent before it was lost.
 	w := &fairWaiter{
-		Waiter:  node.Waiter{ID: c.next(), Timeout: f.QueueTimeout()},
+		Waiter:  node.Waiter{ID: node.WaiterID(slot.key, c.next()), Timeout: f.QueueTimeout()},
 		placed:  make([]bool, n),
 		counted: make([]bool, n),
-	}
-	// Listen on the waiter's wake channel. Taking the ticket does not wait
-	// for the subscription (that would put the waiter in line later than
-	// it arrived); Lock tries once more when the subscription holds, as a
-	// wake-up sent before it was lost.
-	w.ready = make(chan struct{}, n)
-	w.want = c.cfg.policy.FailedLocksLimit(n) + 1
-	for _, nd := range c.nodes {
-		w.watches = append(w.watches, nd.WatchWaiter(name, w.ID, signal, w.ready))
 	}
 
 	// Each node may take the whole attempt timeout: a ticket is no grant
@@ -450,9 +518,8 @@ func hold(fls []*node.FairLock) {
 }
 
 // leave takes w out of line on every node, on a fresh context bounded by
-// the release timeout, and stops listening for its wake-ups.
+// the release timeout.
 func (f *FairMutex) leave(w *fairWaiter) {
-	w.stop()
 	c := f.m.c
 	name := f.m.names[0]
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // BenchmarkHandoffFair is the forced hand-off (8 goroutines on one name; the
@@ -18,7 +21,8 @@ import (
 // a plain pub/sub wake-up favours whoever subscribed first). Metrics: acq/s,
 // gap-p50-ms (from the releaser's Unlock call to the next acquisition),
 // min-acq and max-acq (acquisitions of the least and most served goroutine)
-// and min/max (their ratio).
+// min/max (their ratio) and calls/acq (script and pub/sub calls the five
+// servers got per acquisition: the work, which machine load does not blur).
 //
 //	go test -run '^$' -bench 'HandoffFair' -benchtime 400x ./quorum/
 func BenchmarkHandoffFair(b *testing.B) {
@@ -43,9 +47,11 @@ func BenchmarkHandoffFair(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				before := fairCommands(b, servers)
 				b.ResetTimer()
 				r := HandoffOn(context.Background(), ls, 8, max(b.N, 16))
 				b.StopTimer()
+				calls := fairCommands(b, servers) - before
 				if r.Err != nil {
 					b.Fatal(r.Err)
 				}
@@ -54,6 +60,7 @@ func BenchmarkHandoffFair(b *testing.B) {
 				b.ReportMetric(float64(slices.Min(r.PerWorker)), "min-acq")
 				b.ReportMetric(float64(slices.Max(r.PerWorker)), "max-acq")
 				b.ReportMetric(r.MinMax, "min/max")
+				b.ReportMetric(float64(calls)/float64(r.Acquisitions), "calls/acq")
 			})
 		}
 	}
@@ -69,4 +76,26 @@ func fairBenchClients(b *testing.B, servers []*localredis.Server) []redis.Univer
 		out[i] = c
 	}
 	return out
+}
+
+// fairCommands is how many calls clients made to the servers (scripts and
+// pub/sub commands; not the commands scripts run inside).
+func fairCommands(b *testing.B, servers []*localredis.Server) int64 {
+	var total int64
+	for _, s := range servers {
+		c := s.Client()
+		info, err := c.Info(context.Background(), "commandstats").Result()
+		c.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := node.ParseInfo(info)
+		for _, cmd := range []string{"evalsha", "eval", "subscribe", "unsubscribe"} {
+			// cmdstat_evalsha:calls=123,usec=...
+			v, _, _ := strings.Cut(strings.TrimPrefix(f["cmdstat_"+cmd], "calls="), ",")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			total += n
+		}
+	}
+	return total
 }
