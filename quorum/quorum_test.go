@@ -35,7 +35,10 @@ func overlaps(ts []tenure) int {
 // no two tenures overlap.
 func TestMutualExclusionFiveNodes(t *testing.T) {
 	_, clients := cluster(t, 5)
-	c := newClient(t, clients)
+	// Generous budgets: under -race on a loaded 2-core machine a node can
+	// take far longer than the 50 ms default share; this test is about
+	// exclusion, not latency.
+	c := newClient(t, clients, WithAttemptTimeout(2*time.Second), WithReleaseTimeout(2*time.Second))
 	m := mustMutex(t, c, "counter")
 	const workers, rounds = 16, 200
 	var (
