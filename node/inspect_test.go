@@ -29,7 +29,7 @@ func TestInspectAndForcedRecord(t *testing.T) {
 	}
 
 	before := time.Now().Add(-time.Second)
-	if ok, err := n.ForceRelease(ctx, "ins", "bob@ops"); !ok || err != nil {
+	if ok, err := n.ForceRelease(ctx, "ins", Force{By: "bob@ops"}); !ok || err != nil {
 		t.Fatalf("force: %v %v", ok, err)
 	}
 	st, err = n.Inspect(ctx, "ins")
@@ -46,7 +46,7 @@ func TestInspectAndForcedRecord(t *testing.T) {
 		t.Fatalf("forced record ttl %v, want about %v", d, ForcedRecordTTL)
 	}
 	// Forcing a free lock is recorded too, as not removed.
-	if ok, err := n.ForceRelease(ctx, "free", "carol"); ok || err != nil {
+	if ok, err := n.ForceRelease(ctx, "free", Force{By: "carol"}); ok || err != nil {
 		t.Fatalf("force free: %v %v", ok, err)
 	}
 	if st, _ = n.Inspect(ctx, "free"); st.Present || st.Forced == nil || st.Forced.Removed || st.Forced.By != "carol" {
@@ -116,7 +116,7 @@ func TestScan(t *testing.T) {
 	}
 	// Keys next to locks that are not locks: a fencing counter and a
 	// force-unlock record of a free name, and unrelated keys.
-	if _, err := n.ForceRelease(ctx, "gone", "ops"); err != nil {
+	if _, err := n.ForceRelease(ctx, "gone", Force{By: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	c := n.Client()
@@ -151,5 +151,54 @@ func TestScan(t *testing.T) {
 func TestGlobEscape(t *testing.T) {
 	if got := globEscape(`a*b?[c]\`); got != `a\*b\?\[c\]\\` {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// A held force leaves a tombstone that refuses every acquisition and wakes
+// nobody; FinishForce removes only the tombstone and wakes waiters.
+func TestForceHold(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	if ok, _, _, err := n.Lock("h", "alice", "a1", false).Acquire(ctx, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	sig := make(chan struct{}, 1)
+	w := n.Watch("h", sig, nil, false)
+	defer w.Stop(false)
+	<-w.Ready()
+	if ok, err := n.ForceRelease(ctx, "h", Force{By: "ops", Hold: 5 * time.Second}); !ok || err != nil {
+		t.Fatalf("force: %v %v", ok, err)
+	}
+	st, _ := n.Inspect(ctx, "h")
+	if st.Present || len(st.Holders) != 0 || st.Forced == nil || !st.Forced.Removed {
+		t.Fatalf("held force: %+v forced %+v", st, st.Forced)
+	}
+	ok, wait, _, err := n.Lock("h", "bob", "b1", false).Acquire(ctx, time.Minute)
+	if ok || err != nil || wait <= 0 || wait > 5*time.Second {
+		t.Fatalf("acquire during the hold: granted %v, wait %v, %v", ok, wait, err)
+	}
+	select {
+	case <-sig:
+		t.Fatal("a held force woke a waiter")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := n.FinishForce(ctx, "h"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("FinishForce did not wake the waiter")
+	}
+	if ok, _, _, err := n.Lock("h", "bob", "b2", false).Acquire(ctx, time.Minute); !ok || err != nil {
+		t.Fatalf("acquire after FinishForce: %v %v", ok, err)
+	}
+	// A late FinishForce (the tombstone expired, someone took the lock)
+	// leaves that lock alone.
+	if err := n.FinishForce(ctx, "h"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := n.Inspect(ctx, "h"); !st.Present || st.Holders["bob"] != 1 {
+		t.Fatalf("FinishForce removed a lock: %+v", st)
 	}
 }

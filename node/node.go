@@ -25,6 +25,8 @@ var (
 	fenceLua string
 	//go:embed force_release.lua
 	forceReleaseLua string
+	//go:embed force_finish.lua
+	forceFinishLua string
 
 	// Scripts run by SHA (EVALSHA) with a fallback to the body (EVAL) when
 	// the server's script cache does not have them.
@@ -33,6 +35,7 @@ var (
 	extendScript       = redis.NewScript(extendLua)
 	fenceScript        = redis.NewScript(fenceLua)
 	forceReleaseScript = redis.NewScript(forceReleaseLua)
+	forceFinishScript  = redis.NewScript(forceFinishLua)
 )
 
 // DefaultPrefix starts every key and channel this package uses.
@@ -255,21 +258,48 @@ func (l *Lock) Fence(ctx context.Context, token int64) (bool, error) {
 // kept next to the lock.
 const ForcedRecordTTL = 24 * time.Hour
 
-// ForceRelease deletes lock name whoever holds it and wakes its waiters (an
-// operator's tool). It records by (who did it) and the time in
-// Keys(name).Forced for ForcedRecordTTL, also when the lock was absent, so
-// Inspect shows it. It reports whether a lock was there. The fencing counter
-// is kept.
-func (n *Node) ForceRelease(ctx context.Context, name, by string) (bool, error) {
+// Force says how ForceRelease forces a lock.
+type Force struct {
+	// By names who does it (an operator, a tool); recorded with the time.
+	By string
+	// Hold, when positive, leaves a tombstone in the lock's place that
+	// refuses every acquisition for that long, and does not wake waiters:
+	// call FinishForce once every node was forced. A caller that forces
+	// several nodes one by one needs it: otherwise a waiter could win the
+	// nodes already forced and lose those forced after, left holding less
+	// than a quorum while it thinks it holds the lock. Zero removes the lock
+	// and wakes waiters at once.
+	Hold time.Duration
+}
+
+// ForceRelease deletes lock name whoever holds it (an operator's tool) and
+// wakes its waiters, or holds the name as f.Hold says. It records f.By and
+// the time in Keys(name).Forced for ForcedRecordTTL, also when the lock was
+// absent, so Inspect shows it. It reports whether a lock was there. The
+// fencing counter is kept.
+func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, error) {
 	k := n.Keys(name)
+	hold := int64(0)
+	if f.Hold > 0 {
+		hold = ms(f.Hold)
+	}
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
 		v, e = forceReleaseScript.Run(ctx, n.client, []string{k.Lock, k.Forced},
-			k.Channel, by, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds()).Int64()
+			k.Channel, f.By, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold).Int64()
 		return e
 	})
 	return v == 1, err
+}
+
+// FinishForce ends a held force (Force.Hold): it removes the tombstone (only
+// that) and wakes the waiters of lock name.
+func (n *Node) FinishForce(ctx context.Context, name string) error {
+	k := n.Keys(name)
+	return n.call(ctx, func(ctx context.Context) error {
+		return forceFinishScript.Run(ctx, n.client, []string{k.Lock}, k.Channel).Err()
+	})
 }
 
 // Forced is the record of the last force-unlock of a lock on a node.
@@ -366,7 +396,9 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 				st.Holders[field] = cnt
 			}
 		}
-		st.Present = len(c.h.Val()) > 0
+		// A force's tombstone alone (Force.Hold) is no lock.
+		_, tomb := c.h.Val()["\x00forced"]
+		st.Present = len(c.h.Val()) > 0 && !(tomb && len(c.h.Val()) == 1)
 		if d := c.pt.Val(); d > 0 {
 			st.TTL = d
 		}

@@ -210,7 +210,7 @@ func TestForceRelease(t *testing.T) {
 	w := n.Watch("fr", sig, nil, false)
 	defer w.Stop(false)
 	<-w.Ready()
-	if ok, err := n.ForceRelease(ctx, "fr", "ops@test"); !ok || err != nil {
+	if ok, err := n.ForceRelease(ctx, "fr", Force{By: "ops@test"}); !ok || err != nil {
 		t.Fatalf("force release: %v %v", ok, err)
 	}
 	select {
@@ -218,7 +218,7 @@ func TestForceRelease(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("force release did not wake the waiter")
 	}
-	if ok, _ := n.ForceRelease(ctx, "fr", "ops@test"); ok {
+	if ok, _ := n.ForceRelease(ctx, "fr", Force{By: "ops@test"}); ok {
 		t.Fatal("force release of a free lock reported removal")
 	}
 }

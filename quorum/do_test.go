@@ -10,7 +10,9 @@ import (
 // Do releases the lock however fn returns: nil, an error, a panic.
 func TestDoReleases(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithTTL(2*time.Second))
+	// All: Unlock returns once every node released, so Inspect right after
+	// sees none (a Majority release returns at 2 of 3).
+	c := newClient(t, clients, WithTTL(2*time.Second), WithPolicy(All))
 	m := mustMutex(t, c, "do")
 	errWork := errors.New("work failed")
 	tests := []struct {
@@ -88,7 +90,7 @@ func TestDoCancelsOnLeaseLoss(t *testing.T) {
 // A caller that cancels stops fn and still releases the lock.
 func TestDoCallerCancel(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithTTL(2*time.Second))
+	c := newClient(t, clients, WithTTL(2*time.Second), WithPolicy(All))
 	m := mustMutex(t, c, "do-cancel")
 	ctx, cancel := context.WithCancel(t.Context())
 	err := Do(ctx, m, func(ctx context.Context) error {
