@@ -1,0 +1,173 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// Kind names an implementation.
+type Kind string
+
+// The implementations.
+const (
+	// Quorumlock is this project's quorum.Client.
+	Quorumlock Kind = "quorumlock"
+	// Redsync is github.com/go-redsync/redsync/v4 through its go-redis v9 pool.
+	Redsync Kind = "redsync"
+	// Redislock is github.com/bsm/redislock; it supports one node only.
+	Redislock Kind = "redislock"
+	// Raw is the floor: SET NX PX on every node (one goroutine per node when
+	// there are several), a majority check, and a Lua compare-and-delete.
+	// No validity, no drift, no reentrancy: it only shows what the round
+	// trips cost.
+	Raw Kind = "raw"
+)
+
+// Kinds lists every implementation.
+var Kinds = []Kind{Quorumlock, Redsync, Redislock, Raw}
+
+// Errors.
+var (
+	// ErrNotObtained: the lock was not obtained (held by someone else, not
+	// enough nodes answered, or the context ended first).
+	ErrNotObtained = errors.New("adapters: lock not obtained")
+	// ErrUnsupported: the implementation cannot do what the Config asks
+	// (redislock on several nodes, fencing on a peer without tokens).
+	ErrUnsupported = errors.New("adapters: not supported by this implementation")
+)
+
+// Config selects and tunes an implementation.
+type Config struct {
+	// Kind is the implementation; required.
+	Kind Kind
+	// TTL is the lock's time to live on the nodes. Default: the
+	// implementation's own (quorumlock 10 s with watchdog renewal, redsync
+	// 8 s, redislock and raw 10 s).
+	TTL time.Duration
+	// RetryDelay is how long a waiting Lock of a polling implementation
+	// sleeps between tries. Default: the implementation's own — redsync a
+	// random 50–250 ms (32 tries per LockContext, then the adapter calls it
+	// again), redislock and raw 100 ms (linear). quorumlock waits on pub/sub
+	// and ignores it (tune it with quorum.WithRetryInterval in Quorum).
+	RetryDelay time.Duration
+	// Fencing asks for fencing tokens; only quorumlock has them.
+	Fencing bool
+	// Quorum are extra options for quorumlock (quorum.WithFencing is added
+	// when Fencing is set).
+	Quorum []quorum.Option
+}
+
+// Locker makes mutexes of one implementation over one set of nodes.
+type Locker interface {
+	// Kind is the implementation.
+	Kind() Kind
+	// Name describes the implementation and its tuning, e.g.
+	// "redsync(retry 5ms)".
+	Name() string
+	// Mutex returns the lock called name. Mutexes are safe for concurrent
+	// use; each acquisition returns its own Lease.
+	Mutex(name string) (Mutex, error)
+	// Close releases what the Locker made (not the go-redis clients).
+	Close() error
+}
+
+// Mutex is one named lock.
+type Mutex interface {
+	// TryLock tries once and returns a Lease or an error wrapping
+	// ErrNotObtained.
+	TryLock(ctx context.Context) (Lease, error)
+	// Lock waits until the lock is obtained or ctx ends (then the error
+	// wraps ErrNotObtained and ctx.Err()).
+	Lock(ctx context.Context) (Lease, error)
+}
+
+// Lease is one held acquisition.
+type Lease interface {
+	// Unlock gives the lock back.
+	Unlock(ctx context.Context) error
+	// Token is the fencing token; 0 for implementations without one.
+	Token() int64
+	// Until is when the lock's validity ends as far as the client knows
+	// (its own clock).
+	Until() time.Time
+}
+
+// New returns a Locker of cfg.Kind over clients, one go-redis client per
+// independent Redis node. The clients stay the caller's.
+func New(clients []redis.UniversalClient, cfg Config) (Locker, error) {
+	if len(clients) == 0 {
+		return nil, errors.New("adapters: no redis clients given")
+	}
+	for i, c := range clients {
+		if c == nil {
+			return nil, fmt.Errorf("adapters: client %d is nil", i)
+		}
+	}
+	if cfg.TTL < 0 || cfg.RetryDelay < 0 {
+		return nil, fmt.Errorf("adapters: negative TTL (%v) or retry delay (%v)", cfg.TTL, cfg.RetryDelay)
+	}
+	if cfg.Fencing && cfg.Kind != Quorumlock {
+		return nil, fmt.Errorf("%w: %s has no fencing tokens", ErrUnsupported, cfg.Kind)
+	}
+	switch cfg.Kind {
+	case Quorumlock:
+		return newQuorumlock(clients, cfg)
+	case Redsync:
+		return newRedsync(clients, cfg), nil
+	case Redislock:
+		if len(clients) != 1 {
+			return nil, fmt.Errorf("%w: redislock locks on one node, got %d", ErrUnsupported, len(clients))
+		}
+		return newRedislock(clients[0], cfg), nil
+	case Raw:
+		return newRaw(clients, cfg), nil
+	case "":
+		return nil, errors.New("adapters: Config.Kind is empty; pick one of quorumlock, redsync, redislock, raw")
+	}
+	return nil, fmt.Errorf("adapters: unknown kind %q; pick one of quorumlock, redsync, redislock, raw", cfg.Kind)
+}
+
+// tuning describes a polling implementation's retry delay for Name.
+func tuning(k Kind, d time.Duration) string {
+	if d == 0 {
+		return string(k)
+	}
+	return fmt.Sprintf("%s(retry %v)", k, d)
+}
+
+// notObtained wraps err (if any) with ErrNotObtained and adds ctx's error
+// when it ended the wait.
+func notObtained(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		err = ErrNotObtained
+	case !errors.Is(err, ErrNotObtained):
+		err = errors.Join(ErrNotObtained, err)
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = errors.Join(err, cerr)
+	}
+	return err
+}
+
+// sleep waits d or until ctx ends; false when ctx ended.
+func sleep(ctx context.Context, t **time.Timer, d time.Duration) bool {
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	select {
+	case <-ctx.Done():
+		(*t).Stop()
+		return false
+	case <-(*t).C:
+		return true
+	}
+}

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/bench/adapters"
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+// entry is one implementation (with its tuning) in one case.
+type entry struct {
+	impl    adapters.Kind
+	variant string // "default", "retry-5ms", "ctx-timeouts", "fencing", …
+	locker  adapters.Locker
+	rounds  int // at most this many rounds (0: all); for peers that take seconds per op
+	samples []sample
+}
+
+func (e *entry) label() string {
+	if e.variant == "" || e.variant == "default" && e.impl != adapters.Redsync {
+		return string(e.impl)
+	}
+	return string(e.impl) + " " + e.variant
+}
+
+// workload runs one implementation once (one round) and measures it.
+type workload func(ctx context.Context, e *entry, name string) sample
+
+// spec is one case: a workload over some nodes, for several implementations.
+type spec struct {
+	id         string // family, matched by -cases
+	title      string
+	nodes      int
+	goroutines int
+	frozen     int // nodes paused (SIGSTOP) for the case: the last ones
+	entries    []*entry
+	warm       workload // optional, run once per entry before the rounds
+	work       workload
+	// metric names what p50/p99 measure.
+	metric string
+}
+
+type bench struct {
+	o       options
+	servers []*localredis.Server
+	log     io.Writer
+	clients []redis.UniversalClient
+	lockers []adapters.Locker
+}
+
+// clientSet is how an implementation talks to the nodes.
+type clientSet int
+
+const (
+	// recommended: localredis.ClientOptions — context deadlines honoured, no
+	// hidden retries, one dial attempt (quorumlock's recommendation).
+	recommended clientSet = iota
+	// goRedisDefault: go-redis' defaults (redis.Options{Addr}), what a peer's
+	// README sets up.
+	goRedisDefault
+)
+
+// newClients makes one fresh go-redis client per node for the first n
+// servers: every implementation gets its own pools.
+func (b *bench) newClients(set clientSet, n int) []redis.UniversalClient {
+	out := make([]redis.UniversalClient, n)
+	for i := range n {
+		var c *redis.Client
+		if set == recommended {
+			c = redis.NewClient(localredis.ClientOptions(b.servers[i].Addr()))
+		} else {
+			c = redis.NewClient(&redis.Options{Addr: b.servers[i].Addr()})
+		}
+		out[i] = c
+		b.clients = append(b.clients, c)
+	}
+	return out
+}
+
+func (b *bench) entry(n int, set clientSet, variant string, cfg adapters.Config) *entry {
+	l, err := adapters.New(b.newClients(set, n), cfg)
+	if err != nil {
+		panic(fmt.Sprintf("bench: %s: %v", cfg.Kind, err)) // a bug in this program
+	}
+	b.lockers = append(b.lockers, l)
+	if variant == "" {
+		variant = "default"
+	}
+	return &entry{impl: cfg.Kind, variant: variant, locker: l}
+}
+
+func (b *bench) close() {
+	for _, l := range b.lockers {
+		_ = l.Close()
+	}
+	for _, c := range b.clients {
+		_ = c.Close()
+	}
+}
+
+const tuned = 5 * time.Millisecond
+
+// specs lists the cases in the order they run.
+func (b *bench) specs() []*spec {
+	var out []*spec
+	ours := func(n int) *entry { return b.entry(n, recommended, "", adapters.Config{Kind: adapters.Quorumlock}) }
+	raw := func(n int) *entry { return b.entry(n, goRedisDefault, "", adapters.Config{Kind: adapters.Raw}) }
+	rsDefault := func(n int) *entry { return b.entry(n, goRedisDefault, "", adapters.Config{Kind: adapters.Redsync}) }
+	rsTuned := func(n int) *entry {
+		return b.entry(n, goRedisDefault, "retry-5ms", adapters.Config{Kind: adapters.Redsync, RetryDelay: tuned})
+	}
+	rlTuned := func() *entry {
+		return b.entry(1, goRedisDefault, "retry-5ms", adapters.Config{Kind: adapters.Redislock, RetryDelay: tuned})
+	}
+	for _, n := range []int{1, 3, 5} {
+		for _, g := range []int{1, 16} {
+			s := &spec{id: "uncontended", nodes: n, goroutines: g, metric: "Lock+Unlock",
+				title: fmt.Sprintf("uncontended Lock+Unlock, N=%d, %d goroutine%s", n, g, plural(g))}
+			s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+			if n == 1 {
+				s.entries = append(s.entries, rlTuned())
+			}
+			s.work = pairs(g, b.o.dur)
+			s.warm = pairs(g, b.o.dur/5)
+			out = append(out, s)
+		}
+	}
+	holds := []time.Duration{b.o.hold}
+	if !b.o.quick && b.o.hold > 0 {
+		holds = append(holds, 0) // the literal case, to show the relay (see handoff)
+	}
+	for _, hold := range holds {
+		for _, n := range []int{1, 5} {
+			id := "handoff"
+			title := fmt.Sprintf("forced hand-off, %d goroutines on one name, N=%d, lock held %v", handoffWorkers, n, hold)
+			if hold == 0 && b.o.hold > 0 {
+				id = "handoff-nohold"
+				title = fmt.Sprintf("forced hand-off, %d goroutines on one name, N=%d, released at once (relay-prone, see docs)", handoffWorkers, n)
+			}
+			s := &spec{id: id, nodes: n, goroutines: handoffWorkers, metric: "Lock wait", title: title}
+			s.entries = []*entry{ours(n), rsDefault(n), rsTuned(n)}
+			if n == 1 {
+				s.entries = append(s.entries, rlTuned())
+			}
+			s.work = handoff(b.o.handoff, hold)
+			s.warm = handoff(b.o.handoff/5, hold)
+			out = append(out, s)
+		}
+	}
+	{
+		s := &spec{id: "frozen-2of5", nodes: 5, goroutines: 1, frozen: 2, metric: "Lock",
+			title: "2 of 5 nodes frozen (SIGSTOP): Lock+Unlock, latency of Lock"}
+		slow := rsDefault(5)
+		slow.rounds = b.o.slowPeers
+		ctxRS := b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})
+		s.entries = []*entry{ours(5), slow, ctxRS}
+		s.work = frozenPairs(b.o.dur)
+		out = append(out, s)
+	}
+	{
+		s := &spec{id: "frozen-3of5-trylock", nodes: 5, goroutines: 1, frozen: 3, metric: "TryLock (fails)",
+			title: "3 of 5 nodes frozen: TryLock, time to give up"}
+		slow := rsDefault(5)
+		slow.rounds = b.o.slowPeers
+		ctxRS := b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})
+		s.entries = []*entry{ours(5), slow, ctxRS}
+		s.work = tryFail(b.o.dur)
+		out = append(out, s)
+
+		s2 := &spec{id: "frozen-3of5-lock", nodes: 5, goroutines: 1, frozen: 3, metric: "Lock, 2 s deadline",
+			title: "3 of 5 nodes frozen: Lock with a 2 s deadline, time to give up"}
+		slow2 := rsDefault(5)
+		slow2.rounds = b.o.slowPeers
+		ctxRS2 := b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})
+		oursLock := ours(5)
+		s2.entries = []*entry{oursLock, slow2, ctxRS2}
+		s2.work = lockDeadline(lockDeadlineBudget)
+		out = append(out, s2)
+	}
+	{
+		s := &spec{id: "fencing", nodes: 5, goroutines: 1, metric: "Lock+Unlock",
+			title: "Lock+Unlock with fencing tokens, N=5, 1 goroutine"}
+		fenced := b.entry(5, recommended, "fencing", adapters.Config{Kind: adapters.Quorumlock, Fencing: true})
+		s.entries = []*entry{fenced, ours(5)}
+		s.work = pairs(1, b.o.dur)
+		s.warm = pairs(1, b.o.dur/5)
+		out = append(out, s)
+	}
+	return out
+}
+
+const lockDeadlineBudget = 2 * time.Second
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// all runs every selected case and returns one Result per case × entry.
+func (b *bench) all(ctx context.Context) ([]Result, error) {
+	var res []Result
+	specs := b.specs()
+	for _, s := range specs {
+		if b.o.filter != nil && !b.o.filter.MatchString(s.id+" "+s.title) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if b.o.impls != nil {
+			s.entries = slices.DeleteFunc(s.entries, func(e *entry) bool { return !b.o.impls.MatchString(e.label()) })
+			if len(s.entries) == 0 {
+				continue
+			}
+		}
+		start := time.Now()
+		fmt.Fprintf(b.log, "%s …", s.title)
+		if err := b.runSpec(ctx, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.title, err)
+		}
+		fmt.Fprintf(b.log, " %v\n", time.Since(start).Round(100*time.Millisecond))
+		for _, e := range s.entries {
+			res = append(res, summarize(s, e))
+		}
+	}
+	if len(res) == 0 {
+		return nil, errors.New("no case matched -cases")
+	}
+	return res, nil
+}
+
+func (b *bench) runSpec(ctx context.Context, s *spec) error {
+	if s.frozen > 0 {
+		frozen := b.servers[s.nodes-s.frozen : s.nodes]
+		for _, srv := range frozen {
+			if err := srv.Pause(); err != nil {
+				return err
+			}
+		}
+		defer func() {
+			for _, srv := range frozen {
+				_ = srv.Resume()
+			}
+			b.settle(frozen)
+		}()
+	}
+	name := func(e *entry) string {
+		return fmt.Sprintf("%s:n%d:g%d:%s:%s:%d", s.id, s.nodes, s.goroutines, e.impl, e.variant, len(s.metric))
+	}
+	if s.warm != nil {
+		for _, e := range s.entries {
+			s.warm(ctx, e, name(e)+":warm")
+		}
+	}
+	for r := 0; r < b.o.rounds; r++ {
+		// Rotate the order every round: nobody always goes first.
+		for k := range s.entries {
+			e := s.entries[(k+r)%len(s.entries)]
+			if e.rounds > 0 && len(e.samples) >= e.rounds {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			runtime.GC()
+			before := measureStart(b.servers[:s.nodes])
+			smp := s.work(ctx, e, name(e))
+			before.finish(&smp)
+			e.samples = append(e.samples, smp)
+			fmt.Fprint(b.log, ".")
+		}
+	}
+	return nil
+}
+
+// settle waits until resumed servers answered what was queued while they
+// were frozen, then empties them, so later cases start clean.
+func (b *bench) settle(servers []*localredis.Server) {
+	for _, srv := range servers {
+		c := srv.Client()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for ctx.Err() == nil {
+			if c.Ping(ctx).Err() == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = c.FlushAll(ctx).Err()
+		cancel()
+		_ = c.Close()
+	}
+}

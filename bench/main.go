@@ -1,0 +1,215 @@
+// Command bench runs quorumlock side by side with its peers —
+// go-redsync/redsync, bsm/redislock and a raw SET NX floor — on redis-server
+// nodes it starts itself, and prints medians with ratios.
+//
+//	cd bench && go run .                 # every case, 5 rounds (a few minutes)
+//	cd bench && go run . -quick          # fewer rounds, shorter runs (~1–2 min)
+//	cd bench && go run . -json out.json  # also write the results as JSON
+//
+// Every case runs every implementation interleaved (A B C A B C …, the order
+// rotated each round), so drift of a shared machine hits all alike; the
+// table shows medians over rounds. Ratios from one run are what to compare:
+// absolute numbers depend on the machine, and with 5 servers and the client
+// on 2 cores, N > 1 is CPU-bound (the table shows the CPU split).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+type options struct {
+	rounds    int
+	dur       time.Duration
+	handoff   time.Duration
+	hold      time.Duration
+	quick     bool
+	filter    *regexp.Regexp
+	impls     *regexp.Regexp
+	memprof   string
+	jsonPath  string
+	cpuprof   string
+	slowPeers int // rounds for peers that take seconds per operation
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var filter, impls string
+	fs.BoolVar(&o.quick, "quick", false, "fewer rounds and shorter runs (about 1–2 minutes)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 5, 3 with -quick)")
+	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
+	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
+	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
+	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing; titles as printed, e.g. \"uncontended.*N=5, 16\")")
+	fs.StringVar(&impls, "impls", "", "run only implementations whose label (e.g. \"quorumlock\", \"redsync retry-5ms\") matches this regexp")
+	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
+	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
+	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.quick {
+		o.rounds = or(o.rounds, 3)
+		o.dur = or(o.dur, 200*time.Millisecond)
+		o.handoff = or(o.handoff, 400*time.Millisecond)
+		o.slowPeers = or(o.slowPeers, 1)
+	}
+	o.rounds = or(o.rounds, 5)
+	o.dur = or(o.dur, 500*time.Millisecond)
+	o.handoff = or(o.handoff, time.Second)
+	o.slowPeers = or(o.slowPeers, 2)
+	if o.rounds < 1 || o.dur <= 0 || o.handoff <= 0 || o.slowPeers < 1 || o.hold < 0 {
+		return fmt.Errorf("-rounds, -dur, -handoff and -slow-rounds must be positive, -hold not negative")
+	}
+	if filter != "" {
+		re, err := regexp.Compile(filter)
+		if err != nil {
+			return fmt.Errorf("-cases: %w", err)
+		}
+		o.filter = re
+	}
+	if impls != "" {
+		re, err := regexp.Compile(impls)
+		if err != nil {
+			return fmt.Errorf("-impls: %w", err)
+		}
+		o.impls = re
+	}
+	if o.memprof != "" {
+		runtime.MemProfileRate = 512
+		defer func() {
+			if f, err := os.Create(o.memprof); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}()
+	}
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	began := time.Now()
+	fmt.Fprintf(stderr, "starting 5 redis-server nodes…\n")
+	servers, err := localredis.StartN(ctx, 5, localredis.Config{})
+	if err != nil {
+		return err
+	}
+	// Resume before stopping: a paused server must not outlive an
+	// interrupted run in that state (Stop kills it either way).
+	defer func() {
+		for _, s := range servers {
+			if s.Paused() {
+				_ = s.Resume()
+			}
+		}
+		localredis.StopAll(servers)
+	}()
+
+	b := &bench{o: o, servers: servers, log: stderr}
+	defer b.close()
+	res, err := b.all(ctx)
+	if err != nil {
+		return err
+	}
+	env := environment(began, servers)
+	printReport(stdout, env, o, res)
+	if o.jsonPath != "" {
+		if err := writeJSON(o.jsonPath, env, o, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", o.jsonPath)
+	}
+	return nil
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Env describes the machine and the run.
+type Env struct {
+	Started   time.Time `json:"started"`
+	Duration  string    `json:"duration"`
+	GoVersion string    `json:"go_version"`
+	OS        string    `json:"os"`
+	CPUs      int       `json:"cpus"`
+	CPUModel  string    `json:"cpu_model,omitempty"`
+	Redis     string    `json:"redis_version,omitempty"`
+	Load      string    `json:"load_average_at_end,omitempty"`
+	Command   string    `json:"command"`
+}
+
+func environment(began time.Time, servers []*localredis.Server) Env {
+	e := Env{
+		Started:   began.UTC().Truncate(time.Second),
+		Duration:  time.Since(began).Round(time.Second).String(),
+		GoVersion: runtime.Version(),
+		OS:        runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:      runtime.NumCPU(),
+		CPUModel:  cpuModel(),
+		Load:      loadAvg(),
+		Command:   commandLine(),
+	}
+	if len(servers) > 0 {
+		c := servers[0].Client()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if s, err := c.Info(ctx, "server").Result(); err == nil {
+			e.Redis = infoField(s, "redis_version")
+		}
+		cancel()
+		_ = c.Close()
+	}
+	return e
+}
+
+type jsonFile struct {
+	Env     Env      `json:"environment"`
+	Rounds  int      `json:"rounds"`
+	Results []Result `json:"results"`
+	Targets []Check  `json:"targets"`
+}
+
+func writeJSON(path string, env Env, o options, res []Result) error {
+	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: checks(res)}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
