@@ -288,6 +288,9 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	c := f.m.c
 	owner := f.m.owner()
 	need := multilock.Need(c.cfg.policy, len(c.nodes))
+	if c.closed.Load() {
+		return nil, errors.Join(ErrNotObtained, ErrClosed)
+	}
 	slot := f.takeSlot()
 	defer f.putSlot(slot)
 	signal := slot.signal

@@ -296,6 +296,78 @@ func TestFairMutexObserved(t *testing.T) {
 	}
 }
 
+// A Lock's wake channel stays subscribed for the next Lock of the same
+// handle (no SUBSCRIBE per Lock) and is given up after the queue timeout
+// unused; concurrent Locks use channels of their own.
+func TestFairMutexWakeChannelsReused(t *testing.T) {
+	servers, clients := cluster(t, 3)
+	const ttl = 500 * time.Millisecond
+	c := newClient(t, clients, WithTTL(ttl))
+	f := mustFair(t, c, "slots")
+	ctx := t.Context()
+	rc := servers[0].Client()
+	t.Cleanup(func() { _ = rc.Close() })
+	channels := func() []string {
+		chs, err := rc.PubSubChannels(ctx, c.Nodes()[0].FairKeys("slots").Wake+"*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(chs)
+		return chs
+	}
+	lockUnlock := func() {
+		l, err := f.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lockUnlock()
+	first := channels()
+	lockUnlock()
+	if got := channels(); len(first) != 1 || !slices.Equal(got, first) {
+		t.Fatalf("wake channels %v after one Lock, %v after the next; want the same one", first, got)
+	}
+	// Two waiting at once (behind a holder, whose Lock has returned its
+	// channel): the second one gets a channel of its own.
+	l, err := f.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 2)
+	for range 2 {
+		go func() {
+			l2, err := f.Lock(ctx)
+			if err == nil {
+				err = l2.Unlock(ctx)
+			}
+			got <- err
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(channels()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("wake channels %v with two waiters, want two", channels())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = l.Unlock(ctx)
+	for range 2 {
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline = time.Now().Add(ttl + 5*time.Second)
+	for len(channels()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("wake channels %v still subscribed long after the queue timeout", channels())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestFairMutexHelperProcess is not a test: TestFairMutexKilledWaiter runs
 // it in a child process as a waiter to kill -9.
 func TestFairMutexHelperProcess(t *testing.T) {
