@@ -91,7 +91,8 @@ func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
 // List finds the locks whose names match the glob pattern ("" or "*" for all;
 // "orders/*", "user-?") on every node, with SCAN (never KEYS), merges them by
 // name and inspects each (see Inspect), sorted by name. A name present on any
-// answering node is listed, also leftovers on a single node. Nodes that fail
+// answering node is listed, also leftovers on a single node (free names
+// are not listed: Inspect one to read its force-unlock record). Nodes that fail
 // are named in the returned error (each a *NodeError), and the inspections
 // still come back, with those nodes' Err set.
 func (c *Client) List(ctx context.Context, pattern string) ([]Inspection, error) {
@@ -125,6 +126,9 @@ func (c *Client) List(ctx context.Context, pattern string) ([]Inspection, error)
 			errs[i] = &NodeError{Node: c.nodes[i].Name(), Err: ierrs[i]}
 		}
 	}
+	// A name found by the scan may be gone by the time it is read (released,
+	// expired, or only a force-unlock's tombstone): leave out what is free.
+	ins = slices.DeleteFunc(ins, func(in Inspection) bool { return in.Verdict == Free })
 	return ins, errors.Join(errs...)
 }
 
