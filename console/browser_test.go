@@ -192,7 +192,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 		t.Cleanup(func() { _ = w.l.Unlock(context.Background()) })
 		// The force record's time is taken just before the nodes are told.
 		if ins, _ := c.Inspect(ctx, "orders/42"); ins.Forced != nil {
-			t.Logf("waiter acquired %v after the force-unlock (its retry interval is 1m)", w.at.Sub(ins.Forced.At).Round(time.Millisecond))
+			t.Logf("waiter acquired %v after the force-unlock began (the force holds the nodes for the attempt timeout; the waiter's retry interval is 1m)", w.at.Sub(ins.Forced.At).Round(time.Millisecond))
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiter did not acquire after the force-unlock")
