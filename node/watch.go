@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +23,7 @@ type Watch struct {
 	channel   string
 	signal    chan<- struct{}
 	wakeAll   bool
+	seq       uint64 // waiter number: the order of wake-ups
 	ready     chan struct{}
 	notify    chan<- struct{} // optional: told once when ready
 	signalled bool            // guarded by s.mu
@@ -58,13 +61,27 @@ func (w *Watch) Stop(handOn bool) { w.s.remove(w, handOn) }
 // once the subscription is confirmed; give it a buffer of one per watch to
 // count how many nodes are listening.
 func (n *Node) Watch(name string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
+	return n.WatchAs(NextWaiter(), name, signal, ready, wakeAll)
+}
+
+var waiterSeq atomic.Uint64
+
+// NextWaiter numbers a waiter. A waiter that watches several nodes passes the
+// same number to each (WatchAs): every node then wakes the same
+// longest-waiting waiter, instead of each node its own, which would set this
+// process's waiters against each other in split votes.
+func NextWaiter() uint64 { return waiterSeq.Add(1) }
+
+// WatchAs is Watch for waiter number seq (see NextWaiter): watches are kept
+// in the order of their numbers, lowest first.
+func (n *Node) WatchAs(seq uint64, name string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
 	n.subMu.Lock()
 	if n.sub == nil {
 		n.sub = newSubscriber(n)
 	}
 	s := n.sub
 	n.subMu.Unlock()
-	w := &Watch{s: s, channel: n.Keys(name).Channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
+	w := &Watch{s: s, seq: seq, channel: n.Keys(name).Channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
 	s.add(w)
 	return w
 }
@@ -115,7 +132,12 @@ func (s *subscriber) add(w *Watch) {
 		cs = &channelState{}
 		s.chans[w.channel] = cs
 	}
-	cs.watches = append(cs.watches, w)
+	// Keep waiter order: almost always an append.
+	i := len(cs.watches)
+	for i > 0 && cs.watches[i-1].seq > w.seq {
+		i--
+	}
+	cs.watches = slices.Insert(cs.watches, i, w)
 	if cs.confirmed {
 		w.markReady()
 	}

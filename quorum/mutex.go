@@ -212,10 +212,11 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		if watches == nil {
 			signal = make(chan struct{}, 1)
 			ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
-			heard := 0 // watches on channels already subscribed and confirmed
+			heard := 0               // watches on channels already subscribed and confirmed
+			seq := node.NextWaiter() // one number on every node: they wake the same waiter
 			for _, n := range m.c.nodes {
 				for _, name := range m.names {
-					w := n.Watch(name, signal, ready, m.rw == rwRead)
+					w := n.WatchAs(seq, name, signal, ready, m.rw == rwRead)
 					select {
 					case <-w.Ready():
 						heard++
