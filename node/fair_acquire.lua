@@ -64,13 +64,14 @@ if mode ~= 'try' then
   end
 end
 
+local mine = redis.call('hmget', KEYS[1], att, ARGV[1])
 -- This attempt already holds it (a retried call whose reply was lost).
-if redis.call('hexists', KEYS[1], att) == 1 then
+if mine[1] then
   rearm()
   return {1, fence(false), entry}
 end
 -- Held by the same owner: reentrant, whatever the line says (as Redisson).
-if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+if mine[2] then
   redis.call('hincrby', KEYS[1], ARGV[1], 1)
   redis.call('hset', KEYS[1], att, 1)
   rearm()

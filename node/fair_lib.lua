@@ -24,10 +24,13 @@ local function purge(now)
 end
 
 -- Keep both queue keys alive at least ms, so they outlive every deadline
--- in them and a name nobody uses any more leaves nothing behind.
+-- in them and a name nobody uses any more leaves nothing behind. They hold
+-- the same waiters, so they exist together; extending to twice ms means
+-- most calls only look.
 local function keep(ms)
-  for i = 2, 3 do
-    if redis.call('pttl', KEYS[i]) < ms then redis.call('pexpire', KEYS[i], ms) end
+  if redis.call('pttl', KEYS[2]) < ms then
+    redis.call('pexpire', KEYS[2], 2 * ms)
+    redis.call('pexpire', KEYS[3], 2 * ms)
   end
 end
 
