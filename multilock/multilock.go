@@ -236,14 +236,30 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 	if hasDeadline && d.Before(dl) {
 		dl = d
 	}
-	var pctx context.Context
-	var cancel context.CancelFunc
-	if len(idx) == 1 && hasDeadline && !d.After(dl) {
-		// One call, made inline: the caller's own deadline bounds it.
-		pctx, cancel = ctx, func() {}
-	} else {
-		pctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
+	answerOf := func(i int, v vote, ok bool, err error, rtt time.Duration) answer {
+		if err != nil {
+			err = &NodeError{Node: m.names[i], Err: err}
+		}
+		return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
 	}
+	if len(idx) == 1 {
+		// Nothing to overlap with: the call runs inline, so the caller's
+		// own context (cancellation included) bounds it; no goroutine.
+		i := idx[0]
+		pctx, cancel := ctx, context.CancelFunc(nil)
+		if !hasDeadline || d.After(dl) {
+			pctx, cancel = context.WithDeadline(ctx, dl)
+		}
+		t0 := m.cfg.clock.Now()
+		v, ok, err := call(pctx, i)
+		rtt := m.cfg.clock.Now().Sub(t0)
+		if cancel != nil {
+			cancel()
+		}
+		decide(answerOf(i, v, ok, err, rtt))
+		return
+	}
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl)
 	var left atomic.Int32
 	left.Store(int32(len(idx)))
 	one := func(i int) answer {
@@ -253,14 +269,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		if left.Add(-1) == 0 {
 			cancel()
 		}
-		if err != nil {
-			err = &NodeError{Node: m.names[i], Err: err}
-		}
-		return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
-	}
-	if len(idx) == 1 { // nothing to overlap with: no goroutine
-		decide(one(idx[0]))
-		return
+		return answerOf(i, v, ok, err, rtt)
 	}
 	var (
 		mu   sync.Mutex
