@@ -27,8 +27,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quorumlock/quorumlock/localredis"
 )
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 type options struct {
 	rounds    int
@@ -57,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var o options
 	var filter, impls string
 	fs.BoolVar(&o.quick, "quick", false, "fewer rounds and shorter runs (about 1–2 minutes)")
-	fs.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 5, 3 with -quick)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per case (default 7, 3 with -quick)")
 	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
 	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
 	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
@@ -76,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		o.handoff = or(o.handoff, 400*time.Millisecond)
 		o.slowPeers = or(o.slowPeers, 1)
 	}
-	o.rounds = or(o.rounds, 5)
+	o.rounds = or(o.rounds, 7)
 	o.dur = or(o.dur, 500*time.Millisecond)
 	o.handoff = or(o.handoff, time.Second)
 	o.slowPeers = or(o.slowPeers, 2)
@@ -117,6 +123,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+
+	// Frozen nodes make go-redis log every failed dial; the table says
+	// what happened.
+	redis.SetLogger(quietLogger{})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
