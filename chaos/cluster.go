@@ -471,7 +471,12 @@ func (g *Group) FailoverOptions() *redis.FailoverOptions {
 }
 
 // WaitReplicated waits until every replica's link to the master is up and
-// has caught up with the master's replication offset (as of the call).
+// has caught up with the master's replication offset (as of the call), and
+// the master counts every replica as online. The last part matters for WAIT:
+// after a diskless full sync the master puts a replica online only on its
+// first REPLCONF ACK, which replicas send once a second, and until then WAIT
+// does not count it (up to a second of "0 replicas acknowledged" right
+// after a start or a resync).
 func (g *Group) WaitReplicated(ctx context.Context) error {
 	m := g.Master()
 	info, err := m.Admin().Info(ctx, "replication").Result()
@@ -495,7 +500,40 @@ func (g *Group) WaitReplicated(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return g.waitOnline(ctx, m)
+}
+
+// waitOnline waits until master m lists as many online replicas as the
+// group has replicas.
+func (g *Group) waitOnline(ctx context.Context, m *Node) error {
+	want := len(g.nodes) - 1
+	for {
+		info, err := m.Admin().Info(ctx, "replication").Result()
+		online := 0
+		if err == nil {
+			for i := range want {
+				if strings.Contains(infoField(info, "slave"+strconv.Itoa(i)), "state=online") {
+					online++
+				}
+			}
+			if online >= want {
+				// Online as the master says, and answering WAIT: a
+				// replica that has just synced may not answer GETACK
+				// until its first periodic ACK.
+				if err = m.Admin().Publish(ctx, "chaos:wait-probe", "").Err(); err == nil {
+					var n int64
+					if n, err = m.Admin().Do(ctx, "WAIT", want, 50).Int64(); err == nil && n >= int64(want) {
+						return nil
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chaos: %d of %d replicas of %s online: %w (last error %v)", online, want, m.name, ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // infoField returns one "name:value" field of an INFO reply.
