@@ -27,8 +27,9 @@
 // lease time), so a quick run and a long run do the same things at the
 // same relative moments. Scenarios whose point is a fault striking a live
 // holder (the crash-restart ones, the clock jumps, holder-isolated) wait
-// until worker 0 holds the lock and keep it in a long critical section —
-// within its lease, except in holder-isolated — while the fault strikes;
+// until a worker (worker 0 in holder-isolated) holds the lock and keep it
+// in a long critical section — within its lease, except in holder-isolated
+// — while the fault strikes;
 // otherwise a fault would mostly land between tenures of a few
 // milliseconds and prove nothing.
 //

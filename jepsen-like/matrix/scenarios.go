@@ -124,14 +124,14 @@ func (c *cell) at(at, hold time.Duration, f chaos.Fault) chaos.Step {
 	return chaos.Step{At: at, Hold: hold, Fault: record(c.rec, f)}
 }
 
-// slowHolder is the name of the nemesis event that marks worker 0's long
-// critical section in whileHolding scenarios.
-const slowHolder = "slow-holder(worker-0)"
+// slowHolder is the name of the nemesis event that marks the long critical
+// section of the holder a whileHolding fault waits for.
+const slowHolder = "slow-holder"
 
-// holding returns a step that injects faults (all at once) while worker 0
+// holding returns a step that injects faults (all at once) while a worker
 // holds the lock in a long critical section (3/4 of the lease: its lease is
-// still valid when it writes), and the gate
-// that makes worker 0 wait. The step holds the faults for hold after they
+// still valid when it writes), and the gate that makes the holder wait: the
+// first worker to reach its critical section once the step starts. The step holds the faults for hold after they
 // are in, and at least as long as the slow critical section.
 func (c *cell) holding(at, hold time.Duration, faults ...chaos.Fault) (chaos.Step, workload.Gate) {
 	return c.holdingFor(at, hold, c.timing.Lease*3/4, faults...)
@@ -171,9 +171,14 @@ func crashes(nodes []*chaos.Node, restart bool) []chaos.Fault {
 	return out
 }
 
-// holdingPlan is the plan of one holding step.
-func holdingPlan(step chaos.Step, g workload.Gate) plan {
-	return plan{schedule: chaos.Schedule{step}, gates: map[int]workload.Gate{0: g}}
+// holdingPlan is the plan of one holding step whose gate every worker
+// passes.
+func (c *cell) holdingPlan(step chaos.Step, g workload.Gate) plan {
+	gates := map[int]workload.Gate{}
+	for w := range c.timing.Workers {
+		gates[w] = g
+	}
+	return plan{schedule: chaos.Schedule{step}, gates: gates}
 }
 
 // minority is how many of n nodes a majority lock can lose.
@@ -260,18 +265,18 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID:          "crash-restart-aof",
-		Summary:     "while worker 0 holds the lock, a majority of the lock nodes is killed (kill -9) and restarted at once; AOF with appendfsync always",
+		Summary:     "while a worker holds the lock, a majority of the lock nodes is killed (kill -9) and restarted at once; AOF with appendfsync always",
 		Persistence: localredis.AOFAlways,
 		Expect: func(Mode) Expectation {
 			return safe(report.ClaimRestartNeedsPersistence, "the restarted nodes come back with every acknowledged key")
 		},
 		plan: func(c *cell) (plan, error) {
-			return holdingPlan(c.holding(c.timing.start(), 0, crashes(c.majority(), true)...)), nil
+			return c.holdingPlan(c.holding(c.timing.start(), 0, crashes(c.majority(), true)...)), nil
 		},
 	},
 	{
 		ID:      "crash-restart-nopersist",
-		Summary: "while worker 0 holds the lock, a majority of the lock nodes is killed and restarted at once, without persistence: they come back empty",
+		Summary: "while a worker holds the lock, a majority of the lock nodes is killed and restarted at once, without persistence: they come back empty",
 		Expect: func(m Mode) Expectation {
 			switch {
 			case !m.Majority && !m.Group && m.Masters > 1:
@@ -284,18 +289,18 @@ var Scenarios = []Scenario{
 			return unsafe(report.ClaimRestartNeedsPersistence, "the only voice forgets the lock while its holder still works")
 		},
 		plan: func(c *cell) (plan, error) {
-			return holdingPlan(c.holding(c.timing.start(), 0, crashes(c.majority(), true)...)), nil
+			return c.holdingPlan(c.holding(c.timing.start(), 0, crashes(c.majority(), true)...)), nil
 		},
 	},
 	{
 		ID:      "crash-restart-delayed",
-		Summary: "while worker 0 holds the lock, a majority of the lock nodes is killed without persistence and restarted only after the lease time (the max TTL)",
+		Summary: "while a worker holds the lock, a majority of the lock nodes is killed without persistence and restarted only after the lease time (the max TTL)",
 		Expect: func(Mode) Expectation {
 			return safe(report.ClaimRestartNeedsPersistence, "every lease granted before the crash has expired when the nodes come back empty")
 		},
 		plan: func(c *cell) (plan, error) {
 			t := c.timing
-			return holdingPlan(c.holding(t.start(), t.Lease+t.Lease/4, crashes(c.majority(), false)...)), nil
+			return c.holdingPlan(c.holding(t.start(), t.Lease+t.Lease/4, crashes(c.majority(), false)...)), nil
 		},
 	},
 	{
@@ -357,7 +362,7 @@ var Scenarios = []Scenario{
 			}
 			slow := t.Lease + t.Lease/2
 			step, gate := c.holdingFor(t.start(), slow+t.Lease/10, slow, cuts...)
-			p := holdingPlan(step, gate)
+			p := plan{schedule: chaos.Schedule{step}, gates: map[int]workload.Gate{0: gate}}
 			p.watchdog = true
 			p.nodes = func(w int) []*redis.Options {
 				if w == 0 {
@@ -370,7 +375,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID:      "clock-jump",
-		Summary: "while worker 0 holds the lock, one lock node's clock jumps forward by the lease time: its lock keys expire at once (PTTL rewritten)",
+		Summary: "while a worker holds the lock, one lock node's clock jumps forward by the lease time: its lock keys expire at once (PTTL rewritten)",
 		Expect: func(m Mode) Expectation {
 			switch {
 			case !m.Majority && !m.Group && m.Masters > 1:
@@ -382,13 +387,13 @@ var Scenarios = []Scenario{
 		},
 		plan: func(c *cell) (plan, error) {
 			t := c.timing
-			return holdingPlan(c.holding(t.start(), 0, clockJump(c.lockNodes()[0], t.Lease))), nil
+			return c.holdingPlan(c.holding(t.start(), 0, clockJump(c.lockNodes()[0], t.Lease))), nil
 		},
 	},
 	{
 		ID: "clock-jump-partition",
 		Summary: "Kleppmann's example: half of the clients reach nodes A, B, C, the other half C, D, E; " +
-			"while worker 0 (first half) holds the lock, C's clock jumps forward (with 3 nodes: A, B and B, C; B jumps)",
+			"while a worker holds the lock, C's clock jumps forward (with 3 nodes: A, B and B, C; B jumps)",
 		Applies: func(m Mode) bool { return !m.Group && m.Masters >= 3 },
 		Expect: func(m Mode) Expectation {
 			if !m.Majority {
@@ -466,8 +471,10 @@ func kleppmann(c *cell) (plan, error) {
 		s = append(s, c.at(0, t.Duration-t.Lease/4, f))
 	}
 	jump, gate := c.holding(t.Duration/4, 0, clockJump(nodes[q-1], t.Lease))
-	s = append(s, jump)
-	return plan{nodes: func(w int) []*redis.Options { return opts[w%2] }, schedule: s, gates: map[int]workload.Gate{0: gate}}, nil
+	p := c.holdingPlan(jump, gate)
+	p.schedule = append(s, jump)
+	p.nodes = func(w int) []*redis.Options { return opts[w%2] }
+	return p, nil
 }
 
 // randomPlan is a seeded nemesis over faults every mode but failover claims
