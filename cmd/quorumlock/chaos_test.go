@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+func TestChaosList(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"chaos", "--list"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"redlock-5+fencing", "clock-jump-partition", "Expected"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--list output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestChaosBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"chaos", "--modes", "redlock-4"},
+		{"chaos", "--scenarios", "meteor"},
+		{"chaos", "--duration", "1s", "--lease", "1s"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+		if out.Len() == 0 {
+			t.Errorf("%v: no message", args)
+		}
+	}
+}
+
+// One real cell end to end: the table on stdout, the JSON and HTML files
+// with the fields the issue asks for, exit status 0 (no violation where
+// safety is expected).
+func TestChaosRun(t *testing.T) {
+	if _, err := localredis.Find(); err != nil {
+		if localredis.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	jsonPath, htmlPath := filepath.Join(dir, "out.json"), filepath.Join(dir, "report.html")
+	var progress bytes.Buffer
+	chaosProgress = &progress
+	t.Cleanup(func() { chaosProgress = os.Stderr })
+	var out, errOut bytes.Buffer
+	code := run([]string{"chaos", "--quick", "--duration", "2500ms", "--modes", "single", "--scenarios", "baseline",
+		"--json", jsonPath, "--html", htmlPath}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, errOut.String(), out.String(), progress.String())
+	}
+	if !strings.Contains(out.String(), "| 1 | single | baseline |") {
+		t.Errorf("no table row on stdout:\n%s", out.String())
+	}
+	if !strings.Contains(progress.String(), "[1/1] single × baseline") {
+		t.Errorf("no progress line:\n%s", progress.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Seed    *int64           `json:"seed"`
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Seed == nil || len(doc.Results) != 1 {
+		t.Fatalf("JSON: seed %v, %d results", doc.Seed, len(doc.Results))
+	}
+	for _, k := range []string{"mode", "scenario", "acquisitions", "failures", "violations", "lost_updates", "stale_accepted",
+		"stale_rejected", "token_regressions", "availability", "acquire_p50_ms", "acquire_p99_ms", "expected_safe"} {
+		if _, ok := doc.Results[0][k]; !ok {
+			t.Errorf("JSON result lacks %q", k)
+		}
+	}
+	if h, err := os.ReadFile(htmlPath); err != nil || !strings.Contains(string(h), "<svg") {
+		t.Errorf("HTML report without a timeline (err %v)", err)
+	}
+}

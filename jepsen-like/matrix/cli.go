@@ -1,0 +1,211 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
+)
+
+// ErrUsage is wrapped by the errors of Main that are the caller's mistake
+// (an unknown mode, a timing that does not fit).
+var ErrUsage = errors.New("matrix: bad usage")
+
+// ErrViolation is wrapped by Main's error when a cell expected safe showed
+// a violation of its claim's property.
+var ErrViolation = errors.New("matrix: a mode expected safe showed a violation")
+
+// Options are the command-line options of a matrix run (`quorumlock chaos`
+// and the bench module's peer runner share them).
+type Options struct {
+	Modes, Scenarios string
+	Duration, Lease  time.Duration
+	Workers          int
+	Seed             int64
+	Quick            bool
+	Parallel         int
+	HTML, JSON, MD   string
+	List             bool
+}
+
+// Register adds the options' flags to fs.
+func (o *Options) Register(fs *flag.FlagSet) {
+	fs.StringVar(&o.Modes, "modes", "all", "comma-separated lock modes to run (see --list)")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma-separated fault scenarios to run (see --list)")
+	fs.DurationVar(&o.Duration, "duration", 0, "how long the workers run in each cell (default 8s, 3s with --quick)")
+	fs.DurationVar(&o.Lease, "lease", 0, "the workload's lease time, also the max TTL of delayed restarts (default 2s, 1s with --quick)")
+	fs.IntVar(&o.Workers, "workers", 0, "workers per cell, each with its own lock client (default 4)")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the run's random choices (work times, the random scenario's nemesis)")
+	fs.BoolVar(&o.Quick, "quick", false, "short cells: the whole matrix in about 2½ minutes on 2 cores")
+	fs.IntVar(&o.Parallel, "parallel", 2, "cells run at once (each on its own cluster)")
+	fs.StringVar(&o.HTML, "html", "", "write the HTML report (summary, a timeline per cell) to this file")
+	fs.StringVar(&o.JSON, "json", "", "write the JSON results to this file")
+	fs.StringVar(&o.MD, "markdown", "", "also write the Markdown table to this file")
+	fs.BoolVar(&o.List, "list", false, "list the modes and scenarios with what each cell is expected to show, and exit")
+}
+
+// Config turns the options into a run over the given modes and scenarios
+// (the program's known ones; the options select among them).
+func (o Options) Config(modes []Mode, scenarios []Scenario) (Config, error) {
+	ms, err := SelectModes(modes, o.Modes)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	ss, err := SelectScenarios(scenarios, o.Scenarios)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	t := Full
+	if o.Quick {
+		t = Quick
+	}
+	if o.Duration > 0 {
+		t.Duration = o.Duration
+	}
+	if o.Lease > 0 {
+		t.Lease = o.Lease
+	}
+	if o.Workers > 0 {
+		t.Workers = o.Workers
+	}
+	if err := t.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if o.Parallel < 1 {
+		return Config{}, fmt.Errorf("%w: --parallel must be at least 1, got %d", ErrUsage, o.Parallel)
+	}
+	return Config{Modes: ms, Scenarios: ss, Timing: t, Seed: o.Seed, Parallel: o.Parallel}, nil
+}
+
+// Main runs the matrix the options ask for: a progress line per cell to
+// progress, the Markdown table to stdout, the files asked for. The error
+// wraps ErrUsage for bad options, ErrViolation when a cell expected safe
+// showed a violation, and reports cells that could not run.
+func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, stdout, progress io.Writer) error {
+	cfg, err := o.Config(modes, scenarios)
+	if err != nil {
+		return err
+	}
+	if o.List {
+		return List(stdout, cfg.Modes, cfg.Scenarios)
+	}
+	cells := Cells(cfg.Modes, cfg.Scenarios)
+	start := time.Now()
+	fmt.Fprintf(progress, "%d cells (%d modes × %d scenarios, where they apply), %v per cell, lease %v, %d workers, seed %d, %d at a time\n",
+		len(cells), len(cfg.Modes), len(cfg.Scenarios), cfg.Timing.Duration, cfg.Timing.Lease, cfg.Timing.Workers, cfg.Seed, cfg.Parallel)
+	done := 0
+	width := len(fmt.Sprint(len(cells)))
+	cfg.Progress = func(p Progress) {
+		if !p.Done {
+			return
+		}
+		done++
+		elapsed := time.Since(start)
+		eta := time.Duration(float64(elapsed) / float64(done) * float64(p.Total-done))
+		line := fmt.Sprintf("[%*d/%d] %-44s %5.1fs", width, done, p.Total, p.Cell.String(), p.Elapsed.Seconds())
+		if p.Err != nil {
+			line += "  ERROR " + p.Err.Error()
+		} else {
+			r := p.Result
+			line += fmt.Sprintf("  acq %d/%d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
+				r.Acquisitions, r.Attempts, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
+				r.Verdict, safeWord(r.ExpectedSafe))
+			if r.ExpectedSafe && r.Verdict == report.Refuted {
+				line += "  ✗ VIOLATION"
+			}
+		}
+		fmt.Fprintf(progress, "%s   [%v, ~%v left]\n", line, elapsed.Round(time.Second), eta.Round(time.Second))
+	}
+	out, runErr := Run(ctx, cfg)
+	m := out.Matrix
+
+	fmt.Fprintln(stdout)
+	if err := m.WriteMarkdown(stdout); err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{o.MD, m.WriteMarkdown}, {o.JSON, m.WriteJSON}, {o.HTML, m.WriteHTML}} {
+		if f.name == "" {
+			continue
+		}
+		if err := writeFile(f.name, f.write); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(progress, "wrote %s\n", f.name)
+	}
+	fmt.Fprintf(progress, "%d cells in %v\n", len(m.Results), time.Since(start).Round(time.Second))
+
+	if runErr != nil {
+		errs = append(errs, runErr)
+	}
+	for _, e := range out.Errors {
+		errs = append(errs, fmt.Errorf("cell did not run: %w", e))
+	}
+	if bad := Failures(m); len(bad) > 0 {
+		var names []string
+		for _, r := range bad {
+			names = append(names, r.Mode+" × "+r.Scenario)
+		}
+		errs = append(errs, fmt.Errorf("%w: %d cells: %s", ErrViolation, len(bad), strings.Join(names, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+func safeWord(safe bool) string {
+	if safe {
+		return "safe"
+	}
+	return "unsafe"
+}
+
+func writeFile(name string, f func(io.Writer) error) error {
+	fh, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := f(fh); err != nil {
+		_ = fh.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return fh.Close()
+}
+
+// List prints the modes, the scenarios and the expectation of every cell.
+func List(out io.Writer, modes []Mode, scenarios []Scenario) error {
+	fmt.Fprintln(out, "Modes:")
+	for _, m := range modes {
+		fmt.Fprintf(out, "  %-18s %s\n", m.ID, m.Summary)
+	}
+	fmt.Fprintln(out, "\nScenarios:")
+	for _, s := range scenarios {
+		fmt.Fprintf(out, "  %-24s %s\n", s.ID, s.Summary)
+	}
+	fmt.Fprintln(out, "\nExpected (safe/unsafe; - : does not apply):")
+	fmt.Fprintf(out, "  %-24s", "")
+	for _, m := range modes {
+		fmt.Fprintf(out, " %s", m.ID)
+	}
+	fmt.Fprintln(out)
+	for _, s := range scenarios {
+		fmt.Fprintf(out, "  %-24s", s.ID)
+		for _, m := range modes {
+			v := "-"
+			if s.Applies == nil || s.Applies(m) {
+				v = safeWord(s.Expect(m).Safe)
+			}
+			fmt.Fprintf(out, " %-*s", len(m.ID), v)
+		}
+		fmt.Fprintln(out)
+	}
+	return nil
+}
