@@ -81,9 +81,12 @@ func TestRestartDetection(t *testing.T) {
 		}
 		return out
 	}
-	holder := newClient(t, clients, WithTTL(ttl))
-	detecting := newClient(t, own(), WithTTL(ttl), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
-	plain := newClient(t, own(), WithTTL(ttl))
+	// A generous attempt budget: a slow answer on a busy machine must not
+	// pass for a refusal.
+	const attempt = time.Second
+	holder := newClient(t, clients, WithTTL(ttl), WithAttemptTimeout(attempt))
+	detecting := newClient(t, own(), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	plain := newClient(t, own(), WithTTL(ttl), WithAttemptTimeout(attempt))
 
 	// The detecting client learns every node's run_id. Fresh servers are
 	// young (up less than the TTL): it waits until they have been up that

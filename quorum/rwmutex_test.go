@@ -25,7 +25,7 @@ func mustRW(t *testing.T, c *Client, name string, opts ...MutexOption) *RWMutex 
 
 func TestRWMutexSemantics(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithFencing())
+	c := newClient(t, clients, WithFencing(), WithAttemptTimeout(2*time.Second))
 	ctx := t.Context()
 	rw := mustRW(t, c, "doc")
 	// step("what", want)(TryLock(...)) checks one acquisition.
@@ -45,6 +45,9 @@ func TestRWMutexSemantics(t *testing.T) {
 	r1 := step("first reader", true)(rw.TryRLock(ctx))
 	r2 := step("second reader while the first reads", true)(rw.TryRLock(ctx))
 	step("writer while two read", false)(rw.TryLock(ctx))
+	if err := r1.Extend(ctx); err != nil {
+		t.Fatalf("extend a read lease: %v", err)
+	}
 	_ = r1.Unlock(ctx)
 	step("writer while one reads", false)(rw.TryLock(ctx))
 	_ = r2.Unlock(ctx)
@@ -53,6 +56,9 @@ func TestRWMutexSemantics(t *testing.T) {
 	step("second writer", false)(rw.TryLock(ctx))
 	// A Mutex of the same name is excluded too.
 	step("Mutex of the same name", false)(mustMutex(t, c, "doc").TryLock(ctx))
+	if err := w.Extend(ctx); err != nil {
+		t.Fatalf("extend the write lease: %v", err)
+	}
 	tok := w.Token()
 	_ = w.Unlock(ctx)
 	w2 := step("next writer", true)(rw.TryLock(ctx))

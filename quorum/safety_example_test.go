@@ -27,7 +27,7 @@ func ExampleClient_RWMutex() {
 	}
 
 	r1, _ := rw.RLock(ctx)
-	r2, err := rw.TryRLock(ctx)
+	r2, err := rw.RLock(ctx) // granted at once: readers share
 	fmt.Println("two readers at once:", err == nil)
 	_, err = rw.TryLock(ctx)
 	fmt.Println("writer while they read:", errors.Is(err, quorum.ErrNotObtained))

@@ -112,7 +112,7 @@ func contendFenced(t *testing.T, clients []*Client, perClient int, name string, 
 						failed.Add(1)
 						// Back off at random, as Lock does after a split
 						// vote, so that some tries win.
-						time.Sleep(time.Duration(1+rand.N(10)) * time.Millisecond)
+						time.Sleep(time.Duration(2+rand.N(18)) * time.Millisecond)
 						continue
 					}
 					mu.Lock()
@@ -130,7 +130,7 @@ func contendFenced(t *testing.T, clients []*Client, perClient int, name string, 
 	return history, failed.Load()
 }
 
-// Fencing tokens on 5 nodes, 3 clients × 4 goroutines contending, a quarter
+// Fencing tokens on 5 nodes, 3 clients × 3 goroutines contending, a quarter
 // of the tries cut short: every token handed out is larger than every token
 // handed out before the attempt started (checked on the shared history),
 // also while a node is paused and when a node with appendfsync always is
@@ -193,24 +193,24 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 			stop := make(chan struct{})
 			var grants atomic.Int64
 			go func() {
-				// Run until 25 grants before the fault and 25 after it
-				// (or 5 s): the fault hits a lock in use.
+				// Run until 20 grants before the fault and 20 after it
+				// (or 6 s): the fault hits a lock in use.
 				defer close(stop)
-				deadline := time.Now().Add(5 * time.Second)
+				deadline := time.Now().Add(6 * time.Second)
 				until := func(n int64) {
 					for grants.Load() < n && time.Now().Before(deadline) {
 						time.Sleep(5 * time.Millisecond)
 					}
 				}
-				until(25)
+				until(20)
 				if tc.fault != nil {
 					tc.fault(t, servers[rand.N(len(servers))])
 				}
-				until(grants.Load() + 25)
+				until(grants.Load() + 20)
 			}()
-			history, failed := contendFenced(t, qcs, 4, "tokens", &grants, stop)
+			history, failed := contendFenced(t, qcs, 3, "tokens", &grants, stop)
 			t.Logf("%d grants, %d failed tries, last token %d", len(history), failed, slices.MaxFunc(append(history, tokenGrant{}), func(a, b tokenGrant) int { return int(a.token - b.token) }).token)
-			if len(history) < 30 || failed == 0 {
+			if len(history) < 20 || failed == 0 {
 				t.Fatalf("the run did not exercise the lock: %d grants, %d failures", len(history), failed)
 			}
 			if v := tokenViolations(history); len(v) > 0 {
