@@ -21,9 +21,11 @@ var ErrNoTicket = errors.New("quorumlock: no ticket: too few nodes answered; che
 
 // FairMutex is a named lock on the client's quorum that serves waiters in
 // the order they arrived, across every client: first come, first served.
-// Like Mutex it is immutable configuration, safe for concurrent use, and
-// each Lock or TryLock returns its own *Lease (Unlock, Extend, watchdog,
-// fencing token, Done all work unchanged).
+// Like Mutex it is safe for concurrent use, and each Lock or TryLock returns
+// its own *Lease (Unlock, Extend, watchdog, fencing token, Done all work
+// unchanged). It keeps its waiters' wake channels subscribed between Lock
+// calls (for one queue timeout), so keep one FairMutex per name and reuse
+// it rather than making one per call.
 //
 // How it orders waiters (docs/fairness.md has the whole argument):
 //
@@ -174,7 +176,10 @@ func (s *fairSlot) awaitSubscribed(ctx context.Context, d time.Duration) {
 		case <-s.ready:
 			s.confirmed++
 		case <-s.signal:
-			s.signal <- struct{}{} // keep it for the wait
+			select { // keep it for the wait
+			case s.signal <- struct{}{}:
+			default:
+			}
 			return
 		case <-t.C:
 			return
