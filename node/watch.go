@@ -96,7 +96,11 @@ type subscriber struct {
 	ps   *redis.PubSub
 	kick chan struct{}
 	quit chan struct{}
-	wg   sync.WaitGroup
+	// base is cancelled by close, so a subscribe stuck on a frozen node
+	// does not hold up Close for its whole timeout.
+	base     context.Context
+	stopBase context.CancelFunc
+	wg       sync.WaitGroup
 
 	mu     sync.Mutex
 	chans  map[string]*channelState
@@ -113,6 +117,7 @@ func newSubscriber(n *Node) *subscriber {
 		chans:  map[string]*channelState{},
 		active: map[string]bool{},
 	}
+	s.base, s.stopBase = context.WithCancel(context.Background())
 	msgs := s.ps.ChannelWithSubscriptions(redis.WithChannelSize(256))
 	s.wg.Add(2)
 	go s.dispatch(msgs)
@@ -241,7 +246,7 @@ func (s *subscriber) reconcile() {
 			}
 		}
 		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(s.base, 2*time.Second)
 		if len(sub) > 0 {
 			if err := s.ps.Subscribe(ctx, sub...); err != nil {
 				// Not subscribed: forget it so the next kick retries.
@@ -276,6 +281,7 @@ func (s *subscriber) close() error {
 	s.closed = true
 	s.mu.Unlock()
 	close(s.quit)
+	s.stopBase()
 	err := s.ps.Close()
 	s.wg.Wait()
 	return err

@@ -200,12 +200,15 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	var errs []error
-	for _, n := range c.nodes {
-		if err := n.Close(); err != nil {
-			errs = append(errs, err)
-		}
+	// In parallel: a node that is frozen while its pub/sub connection is
+	// being set up holds its Close for the go-redis read timeouts.
+	errs := make([]error, len(c.nodes), len(c.nodes)+1)
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = n.Close() }()
 	}
+	wg.Wait()
 	c.wg.Wait()
 	if len(c.owned) > 0 {
 		errs = append(errs, CloseAll(c.owned))
