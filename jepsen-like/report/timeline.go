@@ -86,6 +86,9 @@ const (
 	svgAxisH  = 30.0
 	svgMarkH  = 6.0
 	svgMinBar = 1.5
+	// svgLabelCharW is about the width of a character of a fault label
+	// (10px font), to tell when two labels would print over each other.
+	svgLabelCharW = 5.5
 )
 
 // The shapes handed to the template; numbers are preformatted.
@@ -150,13 +153,21 @@ func (tl *Timeline) view() svgView {
 		v.Lanes = append(v.Lanes, svgRect{X: f1(svgLeft), Y: f1(laneY(w)), W: f1(svgPlotW), H: f1(svgLaneH), Class: cls})
 		v.Labels = append(v.Labels, svgText{X: f1(svgLeft - 8), Y: f1(laneY(w) + svgLaneH/2 + 4), Text: fmt.Sprintf("client %d", w), Class: "label"})
 	}
+	labelX := 0.0
 	for _, f := range tl.Faults {
 		title := fmt.Sprintf("%s: %v → %v", f.Name, f.Start, f.End)
 		if !f.Healed {
 			title += " (not healed)"
 		}
 		v.Faults = append(v.Faults, svgRect{X: f1(x(f.Start)), Y: f1(svgTop - 14), W: f1(width(f.Start, f.End)), H: f1(plotH + 14), Class: "fault", Title: title})
-		v.FaultLabels = append(v.FaultLabels, svgText{X: f1(x(f.Start) + 3), Y: f1(svgTop - 4), Text: f.Name, Class: "fault-label"})
+		// Faults that start together (a crash of several nodes) share one
+		// label instead of printing over each other.
+		if k := len(v.FaultLabels) - 1; k >= 0 && x(f.Start)-labelX < svgLabelCharW*float64(len([]rune(v.FaultLabels[k].Text))+1) {
+			v.FaultLabels[k].Text += ", " + f.Name
+			continue
+		}
+		labelX = x(f.Start)
+		v.FaultLabels = append(v.FaultLabels, svgText{X: f1(labelX + 3), Y: f1(svgTop - 4), Text: f.Name, Class: "fault-label"})
 	}
 	inOverlap := map[history.OpID]bool{}
 	for _, o := range tl.Overlaps {
