@@ -2,7 +2,18 @@
 -- KEYS[1] lock hash; ARGV[1] owner, ARGV[2] attempt id, ARGV[3] unlock channel
 -- Returns 1 when this attempt held a share (now given back), 0 otherwise.
 -- Publishes on the unlock channel when the lock became free.
-if redis.call('hdel', KEYS[1], '\0a:' .. ARGV[2]) == 0 then
+local att = '\0a:' .. ARGV[2]
+-- The common case in one read: this attempt's share is the only one (the
+-- hash is {owner: 1, att: 1}), so the lock becomes free. Same effect as the
+-- general path below, in three calls instead of five.
+local h = redis.call('hgetall', KEYS[1])
+if #h == 4 and h[2] == '1' and h[4] == '1' and
+    ((h[1] == att and h[3] == ARGV[1]) or (h[3] == att and h[1] == ARGV[1])) then
+  redis.call('del', KEYS[1])
+  redis.call('publish', ARGV[3], 'released')
+  return 1
+end
+if redis.call('hdel', KEYS[1], att) == 0 then
   -- Never granted here, expired, or already given back.
   return 0
 end

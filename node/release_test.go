@@ -1,0 +1,72 @@
+package node
+
+import (
+	"testing"
+	"time"
+)
+
+// The release script's one-read path (the attempt's share is the only one)
+// and its general path leave the same state and publish the same way.
+func TestReleasePaths(t *testing.T) {
+	s, n := start(t)
+	ctx := t.Context()
+	sub := s.Client()
+	t.Cleanup(func() { _ = sub.Close() })
+	ps := sub.Subscribe(ctx, n.Keys("rp").Channel)
+	t.Cleanup(func() { _ = ps.Close() })
+	if _, err := ps.Receive(ctx); err != nil { // subscription confirmed
+		t.Fatal(err)
+	}
+	published := func() bool {
+		select {
+		case <-ps.Channel():
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	}
+	acquire := func(owner, attempt string) *Lock {
+		l := n.Lock("rp", owner, attempt, false)
+		if ok, _, _, err := l.Acquire(ctx, 5*time.Second); !ok || err != nil {
+			t.Fatalf("acquire %s/%s: %v %v", owner, attempt, ok, err)
+		}
+		return l
+	}
+	release := func(l *Lock, want bool) {
+		t.Helper()
+		if ok, err := l.Release(ctx); ok != want || err != nil {
+			t.Fatalf("release %s: %v %v, want %v", l.attempt, ok, err, want)
+		}
+	}
+	state := func() State {
+		st, err := n.Inspect(ctx, "rp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	// Sole share: free, and published.
+	a := acquire("alice", "a1")
+	release(a, true)
+	if st := state(); st.Present || !published() {
+		t.Fatalf("sole share: present %v", st.Present)
+	}
+	release(a, false) // given back already
+
+	// Two shares of one owner: the first release keeps it, the second frees it.
+	a1, a2 := acquire("alice", "a1"), acquire("alice", "a2")
+	release(a1, true)
+	if st := state(); !st.Present || st.Holders["alice"] != 1 || st.Attempts != 1 || published() {
+		t.Fatalf("after one of two shares: %+v", st)
+	}
+	release(a1, false)
+	release(n.Lock("rp", "bob", "b1", false), false) // never held
+	if st := state(); !st.Present || st.Holders["alice"] != 1 {
+		t.Fatalf("a release without a share changed the lock: %+v", st)
+	}
+	release(a2, true)
+	if st := state(); st.Present || !published() {
+		t.Fatalf("last share: present %v", st.Present)
+	}
+}
