@@ -240,20 +240,34 @@ func (b *bench) all(ctx context.Context) ([]Result, error) {
 }
 
 func (b *bench) runSpec(ctx context.Context, s *spec) error {
+	// Frozen nodes are paused afresh for every run of every implementation
+	// and resumed (and emptied) after it: connections one implementation
+	// left queued on a paused node (a timed-out call's connection is dropped
+	// and a new one dialled) must not fill its accept queue for the next,
+	// which would turn a hanging read into a quick dial failure.
+	var frozen []*localredis.Server
 	if s.frozen > 0 {
-		frozen := b.servers[s.nodes-s.frozen : s.nodes]
+		frozen = b.servers[s.nodes-s.frozen : s.nodes]
+	}
+	freeze := func() error {
 		for _, srv := range frozen {
 			if err := srv.Pause(); err != nil {
 				return err
 			}
 		}
-		defer func() {
-			for _, srv := range frozen {
+		return nil
+	}
+	thaw := func() {
+		for _, srv := range frozen {
+			if srv.Paused() {
 				_ = srv.Resume()
 			}
+		}
+		if len(frozen) > 0 {
 			b.settle(frozen)
-		}()
+		}
 	}
+	defer thaw()
 	name := func(e *entry) string {
 		return fmt.Sprintf("%s:n%d:g%d:%s:%s:%d", s.id, s.nodes, s.goroutines, e.impl, e.variant, len(s.metric))
 	}
@@ -272,10 +286,14 @@ func (b *bench) runSpec(ctx context.Context, s *spec) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if err := freeze(); err != nil {
+				return err
+			}
 			runtime.GC()
 			before := measureStart(b.servers[:s.nodes])
 			smp := s.work(ctx, e, name(e))
 			before.finish(&smp)
+			thaw()
 			e.samples = append(e.samples, smp)
 			fmt.Fprint(b.log, ".")
 		}
