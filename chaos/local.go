@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -31,7 +30,7 @@ func StartT(t TB, topo Topology) *Cluster {
 			skipOrFail(t, "%v", err)
 		}
 		if topo.Sentinels > 0 {
-			if _, err := findSentinel(); err != nil {
+			if _, err := localredis.FindSentinel(); err != nil {
 				skipOrFail(t, "%v", err)
 			}
 		}
@@ -59,18 +58,7 @@ func skipOrFail(t TB, format string, args ...any) {
 }
 
 // ErrNoSentinel says redis-sentinel could not be found.
-var ErrNoSentinel = errors.New("chaos: redis-sentinel not found in PATH; install the Debian package 'redis-sentinel' or set QUORUMLOCK_REDIS_SENTINEL")
-
-func findSentinel() (string, error) {
-	if p := os.Getenv("QUORUMLOCK_REDIS_SENTINEL"); p != "" {
-		return p, nil
-	}
-	p, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		return "", ErrNoSentinel
-	}
-	return p, nil
-}
+var ErrNoSentinel = localredis.ErrNoSentinel
 
 // Start starts a topology and returns once every node answers, replicas are
 // in sync and sentinels know each other and the replicas. The context bounds
@@ -252,7 +240,7 @@ func portOf(addr string) string {
 // g through its master's peer proxy, and waits until each one knows the
 // replicas and the other sentinels (so a failover can happen at once).
 func startLocalSentinels(ctx context.Context, c *Cluster, topo Topology, g *Group) error {
-	bin, err := findSentinel()
+	bin, err := localredis.FindSentinel()
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -21,16 +20,7 @@ var ErrNoCLI = errors.New("localredis: redis-cli not found in PATH; install the 
 
 // FindCLI returns the path of redis-cli: $QUORUMLOCK_REDIS_CLI if set, else
 // the one on PATH.
-func FindCLI() (string, error) {
-	if p := os.Getenv("QUORUMLOCK_REDIS_CLI"); p != "" {
-		return p, nil
-	}
-	p, err := exec.LookPath("redis-cli")
-	if err != nil {
-		return "", ErrNoCLI
-	}
-	return p, nil
-}
+func FindCLI() (string, error) { return findBinary("QUORUMLOCK_REDIS_CLI", "redis-cli", ErrNoCLI) }
 
 // Cluster is a Redis Cluster of masters (no replicas) started by
 // StartCluster: every server runs with cluster-enabled yes, its own

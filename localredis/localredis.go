@@ -74,12 +74,17 @@ var ErrNotInstalled = errors.New("localredis: redis-server not found in PATH; in
 // Find returns the path of the redis-server binary: $QUORUMLOCK_REDIS_SERVER
 // if set, else the one on PATH.
 func Find() (string, error) {
-	if p := os.Getenv("QUORUMLOCK_REDIS_SERVER"); p != "" {
+	return findBinary("QUORUMLOCK_REDIS_SERVER", "redis-server", ErrNotInstalled)
+}
+
+// findBinary returns $env if set, else name found on PATH, else notFound.
+func findBinary(env, name string, notFound error) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		return p, nil
 	}
-	p, err := exec.LookPath("redis-server")
+	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", ErrNotInstalled
+		return "", notFound
 	}
 	return p, nil
 }

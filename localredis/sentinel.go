@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,14 +21,7 @@ var ErrNoSentinel = errors.New("localredis: redis-sentinel not found in PATH; in
 // FindSentinel returns the path of redis-sentinel: $QUORUMLOCK_REDIS_SENTINEL
 // if set, else the one on PATH.
 func FindSentinel() (string, error) {
-	if p := os.Getenv("QUORUMLOCK_REDIS_SENTINEL"); p != "" {
-		return p, nil
-	}
-	p, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		return "", ErrNoSentinel
-	}
-	return p, nil
+	return findBinary("QUORUMLOCK_REDIS_SENTINEL", "redis-sentinel", ErrNoSentinel)
 }
 
 // SentinelConfig describes a Sentinel deployment: Groups master+replica
