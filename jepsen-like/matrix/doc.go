@@ -26,10 +26,10 @@
 // out its faults from the cell's [Timing] (the workers' run time and the
 // lease time), so a quick run and a long run do the same things at the
 // same relative moments. Scenarios whose point is a fault striking a live
-// holder (the crash-restart ones, the clock jumps, holder-isolated) wait
-// until a worker (worker 0 in holder-isolated) holds the lock and keep it
-// in a long critical section — within its lease, except in holder-isolated
-// — while the fault strikes;
+// holder (the crash-restart ones, the clock jumps, client-pause, holder-isolated) wait
+// until a worker holds the lock and keep it in a long critical section —
+// within its lease, except in client-pause and holder-isolated, whose point
+// is a holder that outlives its lease — while the fault strikes;
 // otherwise a fault would mostly land between tenures of a few
 // milliseconds and prove nothing.
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 // recorded wraps a fault so that its Inject and Recover are nemesis events
@@ -109,24 +110,38 @@ func (g *group) Recover(ctx context.Context) error {
 }
 
 // holdGate makes one worker's critical section long on demand: once armed,
-// the worker's next visit to the gate (holding the lock, its lease checked
-// and valid) blocks until the gate is opened. It then lets the worker pass
-// until armed again.
+// the first worker to visit the gate (holding the lock, its lease checked
+// and valid) blocks there until the gate is opened; the others pass. Each
+// worker passes its own view (For), so the gate knows who the holder is.
 type holdGate struct {
 	mu      sync.Mutex
 	armed   bool
-	holding chan struct{} // closed when the worker waits at the gate
+	holder  int
+	holding chan struct{} // closed when a worker waits at the gate
 	open    chan struct{} // closed to let it go
 }
 
-// Wait implements workload.Gate.
-func (g *holdGate) Wait(ctx context.Context) error {
+// For is worker w's view of the gate.
+func (g *holdGate) For(w int) workload.Gate { return workerGate{g: g, w: w} }
+
+type workerGate struct {
+	g *holdGate
+	w int
+}
+
+func (wg workerGate) Wait(ctx context.Context) error { return wg.g.waitAs(ctx, wg.w) }
+
+// Wait implements workload.Gate for a worker that does not say who it is.
+func (g *holdGate) Wait(ctx context.Context) error { return g.waitAs(ctx, -1) }
+
+func (g *holdGate) waitAs(ctx context.Context, w int) error {
 	g.mu.Lock()
 	if !g.armed {
 		g.mu.Unlock()
 		return nil
 	}
 	g.armed = false
+	g.holder = w
 	close(g.holding)
 	open := g.open
 	g.mu.Unlock()
@@ -144,9 +159,18 @@ func (g *holdGate) arm() <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.armed = true
+	g.holder = -1
 	g.holding = make(chan struct{})
 	g.open = make(chan struct{})
 	return g.holding
+}
+
+// held returns the worker waiting at the gate since the last arm (-1 if
+// none, or it did not say).
+func (g *holdGate) held() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.holder
 }
 
 // release opens the gate (and disarms it).
@@ -161,15 +185,16 @@ func (g *holdGate) release() {
 }
 
 // whileHolding injects its fault at the worst moment: it waits (at most
-// wait) until the gate's worker holds the lock and sits in its critical
-// section, then injects the fault. The worker stays in its critical section
-// for slow from the moment it got there (well within its lease), so the
-// fault strikes under a live holder whose lease is still valid. The slow
-// critical section is recorded as a nemesis event of its own. When no
-// holder shows up in time, the fault is injected anyway.
+// wait) until a worker holds the lock and sits in its critical section,
+// then injects the fault — f, or pick(holder) for a fault aimed at the
+// holder. The worker stays in its critical section for slow from the moment
+// it got there, so the fault strikes under a live holder. That long critical
+// section is recorded as a nemesis event named name. When no holder shows up
+// in time, f is injected anyway and pick's fault is not.
 type whileHolding struct {
 	gate       *holdGate
 	f          chaos.Fault
+	pick       func(holder int) chaos.Fault
 	wait, slow time.Duration
 	rec        *history.Recorder
 	name       string
@@ -177,15 +202,23 @@ type whileHolding struct {
 	mu    sync.Mutex
 	timer *time.Timer
 	open  bool
+	hit   chaos.Fault // the fault injected, for Recover
 }
 
-func (w *whileHolding) String() string { return w.f.String() }
+func (w *whileHolding) String() string {
+	if w.f != nil {
+		return w.f.String()
+	}
+	return w.name
+}
 
 func (w *whileHolding) Inject(ctx context.Context) error {
 	holding := w.gate.arm()
 	t := time.NewTimer(w.wait)
+	held := false
 	select {
 	case <-holding:
+		held = true
 		w.rec.NemesisStart(w.name).Ok()
 		w.mu.Lock()
 		w.open = true
@@ -197,7 +230,20 @@ func (w *whileHolding) Inject(ctx context.Context) error {
 		w.gate.release()
 	}
 	t.Stop()
-	return w.f.Inject(ctx)
+	f := w.f
+	if w.pick != nil {
+		f = nil
+		if h := w.gate.held(); held && h >= 0 {
+			f = w.pick(h)
+		}
+	}
+	if f == nil {
+		return nil
+	}
+	w.mu.Lock()
+	w.hit = f
+	w.mu.Unlock()
+	return f.Inject(ctx)
 }
 
 func (w *whileHolding) release() {
@@ -217,7 +263,12 @@ func (w *whileHolding) Recover(ctx context.Context) error {
 		w.timer.Stop()
 		w.timer = nil
 	}
+	hit := w.hit
+	w.hit = nil
 	w.mu.Unlock()
 	w.release()
-	return w.f.Recover(ctx)
+	if hit == nil {
+		return nil
+	}
+	return hit.Recover(ctx)
 }

@@ -155,3 +155,40 @@ func TestWhileHoldingWithoutHolder(t *testing.T) {
 		t.Errorf("fault %d/%d, ops %v", f.injected, f.recovers, rec.History().Ops)
 	}
 }
+
+// A fault aimed at the holder: pick gets the id of the worker that waits at
+// the gate; without a holder nothing is injected.
+func TestWhileHoldingPicksTheHolder(t *testing.T) {
+	rec := history.NewRecorder(history.NewClock())
+	faults := map[int]*fakeFault{}
+	pick := func(h int) chaos.Fault {
+		faults[h] = &fakeFault{name: "cut"}
+		return faults[h]
+	}
+	w := &whileHolding{gate: &holdGate{}, pick: pick, wait: 5 * time.Second, slow: 10 * time.Millisecond, rec: rec, name: "x"}
+	done := make(chan error, 1)
+	go func() { done <- w.Inject(t.Context()) }()
+	time.Sleep(10 * time.Millisecond)
+	_ = w.gate.For(1).Wait(t.Context()) // worker 0 never comes; worker 2 passes freely after 1
+	_ = w.gate.For(2).Wait(t.Context())
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Recover(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(faults) != 1 || faults[1] == nil || faults[1].injected != 1 || faults[1].recovers != 1 {
+		t.Errorf("faults %v, want one injected and recovered for worker 1", faults)
+	}
+
+	none := &whileHolding{gate: &holdGate{}, pick: pick, wait: 10 * time.Millisecond, slow: time.Hour, rec: rec, name: "x"}
+	if err := none.Inject(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := none.Recover(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(faults) != 1 {
+		t.Errorf("a fault was picked without a holder: %v", faults)
+	}
+}

@@ -133,27 +133,35 @@ const slowHolder = "slow-holder"
 // still valid when it writes), and the gate that makes the holder wait: the
 // first worker to reach its critical section once the step starts. The step holds the faults for hold after they
 // are in, and at least as long as the slow critical section.
-func (c *cell) holding(at, hold time.Duration, faults ...chaos.Fault) (chaos.Step, workload.Gate) {
-	return c.holdingFor(at, hold, c.timing.Lease*3/4, faults...)
+func (c *cell) holding(at, hold time.Duration, faults ...chaos.Fault) (chaos.Step, *holdGate) {
+	w := c.whileHolding(c.timing.Lease*3/4, c.faults(faults...), nil)
+	return c.holdStep(at, hold, w), w.gate
 }
 
-// holdingFor is holding with a critical section of slow.
-func (c *cell) holdingFor(at, hold, slow time.Duration, faults ...chaos.Fault) (chaos.Step, workload.Gate) {
-	t := c.timing
-	var f chaos.Fault
+// faults records faults and makes them one (injected together).
+func (c *cell) faults(faults ...chaos.Fault) chaos.Fault {
 	if len(faults) == 1 {
-		f = record(c.rec, faults[0])
-	} else {
-		var names []string
-		recs := make([]chaos.Fault, len(faults))
-		for i, x := range faults {
-			recs[i] = record(c.rec, x)
-			names = append(names, x.String())
-		}
-		f = &group{name: strings.Join(names, "+"), faults: recs}
+		return record(c.rec, faults[0])
 	}
-	g := &holdGate{}
-	return chaos.Step{At: at, Hold: max(hold, slow), Fault: &whileHolding{gate: g, f: f, wait: t.Lease, slow: slow, rec: c.rec, name: slowHolder}}, g
+	var names []string
+	recs := make([]chaos.Fault, len(faults))
+	for i, x := range faults {
+		recs[i] = record(c.rec, x)
+		names = append(names, x.String())
+	}
+	return &group{name: strings.Join(names, "+"), faults: recs}
+}
+
+// whileHolding makes a whileHolding over a fresh gate that waits for a
+// holder for up to half the run.
+func (c *cell) whileHolding(slow time.Duration, f chaos.Fault, pick func(int) chaos.Fault) *whileHolding {
+	return &whileHolding{gate: &holdGate{}, f: f, pick: pick, wait: c.timing.Duration / 2, slow: slow, rec: c.rec, name: slowHolder}
+}
+
+// holdStep is the schedule step of w: at at, held for hold after the faults
+// are in, and at least as long as the slow critical section.
+func (c *cell) holdStep(at, hold time.Duration, w *whileHolding) chaos.Step {
+	return chaos.Step{At: at, Hold: max(hold, w.slow), Fault: w}
 }
 
 // majority returns the first ⌊n/2⌋+1 lock nodes.
@@ -173,10 +181,10 @@ func crashes(nodes []*chaos.Node, restart bool) []chaos.Fault {
 
 // holdingPlan is the plan of one holding step whose gate every worker
 // passes.
-func (c *cell) holdingPlan(step chaos.Step, g workload.Gate) plan {
+func (c *cell) holdingPlan(step chaos.Step, g *holdGate) plan {
 	gates := map[int]workload.Gate{}
 	for w := range c.timing.Workers {
-		gates[w] = g
+		gates[w] = g.For(w)
 	}
 	return plan{schedule: chaos.Schedule{step}, gates: gates}
 }
@@ -321,7 +329,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID:      "client-pause",
-		Summary: "worker 0 is paused after reading, while holding the lock, for longer than its lease; then it writes",
+		Summary: "the holder (the first worker to read under the lock once the pause starts) is paused before its write for longer than its lease; then it writes",
 		Expect: func(m Mode) Expectation {
 			if m.Fencing {
 				return safe(report.ClaimFencingProtects, "the paused write carries an older token than the next holder's and is rejected")
@@ -330,16 +338,14 @@ var Scenarios = []Scenario{
 		},
 		plan: func(c *cell) (plan, error) {
 			t := c.timing
-			p := &chaos.ClientPause{Name: "worker-0"}
-			return plan{
-				schedule: chaos.Schedule{c.at(t.start(), t.Lease+t.Duration/4, p)},
-				gates:    map[int]workload.Gate{0: p},
-			}, nil
+			w := c.whileHolding(t.Lease+t.Duration/4, nil, nil)
+			w.name = "client-pause(holder)"
+			return c.holdingPlan(c.holdStep(t.start(), 0, w), w.gate), nil
 		},
 	},
 	{
 		ID: "holder-isolated",
-		Summary: "leases renewed by a watchdog; worker 0 is cut off from every lock node while it works " +
+		Summary: "leases renewed by a watchdog; the holder is cut off from every lock node while it works " +
 			"longer than the lease, then writes: the watchdog cannot renew, the lease is lost, another worker gets the lock",
 		Expect: func(m Mode) Expectation {
 			return unsafe(report.ClaimLeasesNotMutex, "renewal needs the network; the holder learns of the loss only after its work")
@@ -350,26 +356,25 @@ var Scenarios = []Scenario{
 			if tp == nil {
 				return plan{}, errors.New("matrix: holder-isolated needs the embedded toxiproxy")
 			}
-			var opts []*redis.Options
-			var cuts []chaos.Fault
-			for _, n := range c.lockNodes() {
-				px, err := tp.NewProxy(n.Name()+"-worker0", n.Addr())
-				if err != nil {
-					return plan{}, err
+			// Every worker reaches the nodes through proxies of its own, so
+			// the holder alone can be cut off.
+			opts := make([][]*redis.Options, t.Workers)
+			cuts := make([][]chaos.Fault, t.Workers)
+			for w := range t.Workers {
+				for _, n := range c.lockNodes() {
+					px, err := tp.NewProxy(fmt.Sprintf("%s-worker%d", n.Name(), w), n.Addr())
+					if err != nil {
+						return plan{}, err
+					}
+					opts[w] = append(opts[w], localredis.ClientOptions(px.Addr()))
+					cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px})
 				}
-				opts = append(opts, localredis.ClientOptions(px.Addr()))
-				cuts = append(cuts, &chaos.Partition{Proxy: px})
 			}
 			slow := t.Lease + t.Lease/2
-			step, gate := c.holdingFor(t.start(), slow+t.Lease/10, slow, cuts...)
-			p := plan{schedule: chaos.Schedule{step}, gates: map[int]workload.Gate{0: gate}}
+			wh := c.whileHolding(slow, nil, func(h int) chaos.Fault { return c.faults(cuts[h]...) })
+			p := c.holdingPlan(c.holdStep(t.start(), slow+t.Lease/10, wh), wh.gate)
 			p.watchdog = true
-			p.nodes = func(w int) []*redis.Options {
-				if w == 0 {
-					return opts
-				}
-				return nil
-			}
+			p.nodes = func(w int) []*redis.Options { return opts[w] }
 			return p, nil
 		},
 	},
@@ -473,9 +478,6 @@ func kleppmann(c *cell) (plan, error) {
 		s = append(s, c.at(0, t.Duration-t.Lease/4, f))
 	}
 	jump, gate := c.holding(t.Duration/6, 0, clockJump(nodes[q-1], t.Lease))
-	// With half the nodes out of each side's reach, acquisitions are slow
-	// (a refused try waits out the attempt timeout): give the holder time.
-	jump.Fault.(*whileHolding).wait = t.Duration / 2
 	p := c.holdingPlan(jump, gate)
 	p.schedule = append(s, jump)
 	p.nodes = func(w int) []*redis.Options { return opts[w%2] }
