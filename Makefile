@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps bench chaos vet
+.PHONY: demo test deps bench bench-quick chaos chaos-quick vet
 
 deps:
 	@scripts/ensure-deps.sh
@@ -15,5 +15,16 @@ test: deps
 vet:
 	gofmt -l . && go vet ./...
 
+# Side by side with redsync, redislock and a raw SET NX floor (own module: bench/).
 bench: deps
-	go test -run '^$$' -bench . -benchtime 3000x ./quorum/
+	cd bench && go run . -json bench.json
+
+bench-quick: deps
+	cd bench && go run . -quick
+
+# The single-node vs quorum matrix under faults (jepsen-like/).
+chaos: deps
+	go run ./cmd/quorumlock chaos --json chaos.json --html chaos.html
+
+chaos-quick: deps
+	go run ./cmd/quorumlock chaos --quick --json chaos.json --html chaos.html
