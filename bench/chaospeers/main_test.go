@@ -44,6 +44,9 @@ var _ workload.Locker = locker{}
 // accepts the paused holder's stale write (it has no fencing tokens).
 func TestPeerCell(t *testing.T) {
 	if _, err := localredis.Find(); err != nil {
+		if localredis.Required() {
+			t.Fatal(err)
+		}
 		t.Skip(err)
 	}
 	m, _ := matrix.FindMode(Peers, "redislock")
