@@ -62,7 +62,8 @@ func TestLateGrantAfterRelease(t *testing.T) {
 			name:  "release freed the grant",
 			setup: func(g *gatedLock) { g.afterAcquire = make(chan struct{}) },
 			order: func(g *gatedLock, release func()) {
-				release() // runs after the grant: frees it
+				<-g.acquired // the straggler's grant has run (its answer is held)
+				release()    // runs after the grant: frees it
 				close(g.afterAcquire)
 			},
 			wantReleases: 1,

@@ -198,21 +198,23 @@ func TestRWReleasePublishes(t *testing.T) {
 }
 
 // Checks in the same round trip: INFO server reports the server, WAIT
-// counts replicas, and both work for the read-write scripts too.
+// counts replicas, and both work for the read-write scripts too. TTLs are
+// long: a loaded machine can spend most of a second in WAIT, and an expired
+// lock would make the extend fail for the wrong reason.
 func TestChecked(t *testing.T) {
 	s, n := start(t)
 	ctx := t.Context()
 	replica := localredis.StartT(t, localredis.Config{ReplicaOf: s.Addr()})
 	waitLinkUp(t, replica)
 	l := n.Lock("c", "a", "1", true)
-	ok, _, fence, c, err := l.AcquireChecked(ctx, time.Second, Checks{Replicas: 1, WaitTimeout: time.Second, Server: true})
+	ok, _, fence, c, err := l.AcquireChecked(ctx, 10*time.Second, Checks{Replicas: 1, WaitTimeout: time.Second, Server: true})
 	if !ok || err != nil || fence != 1 {
 		t.Fatalf("AcquireChecked: %v %d %v", ok, fence, err)
 	}
 	if c.Acked != 1 || c.RunID == "" || c.Server != s.Addr() {
 		t.Fatalf("checks: %+v, want 1 replica acknowledged and a run_id from %s", c, s.Addr())
 	}
-	if ok, c, err := l.ExtendChecked(ctx, time.Second, Checks{Replicas: 2, WaitTimeout: 50 * time.Millisecond}); !ok || err != nil || c.Acked != 1 {
+	if ok, c, err := l.ExtendChecked(ctx, 10*time.Second, Checks{Replicas: 2, WaitTimeout: 50 * time.Millisecond}); !ok || err != nil || c.Acked != 1 {
 		t.Fatalf("ExtendChecked asking 2 replicas of 1: %v %+v %v", ok, c, err)
 	}
 	// The script cache is emptied (as after a restart): loaded again.
@@ -220,7 +222,7 @@ func TestChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	rw := n.RWLock("c2", "a", "2", false, true)
-	if ok, _, _, c, err := rw.AcquireChecked(ctx, time.Second, Checks{Replicas: 1, WaitTimeout: time.Second}); !ok || err != nil || c.Acked != 1 {
+	if ok, _, _, c, err := rw.AcquireChecked(ctx, 10*time.Second, Checks{Replicas: 1, WaitTimeout: time.Second}); !ok || err != nil || c.Acked != 1 {
 		t.Fatalf("read AcquireChecked after SCRIPT FLUSH: %v %+v %v", ok, c, err)
 	}
 	if ok, c, err := rw.FenceChecked(ctx, 5, Checks{Server: true}); !ok || err != nil || c.Acked != -1 || c.RunID == "" {
