@@ -1,12 +1,15 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps bench bench-quick chaos chaos-quick vet
+.PHONY: demo test deps deps-redis bench bench-quick chaos chaos-quick vet
 
 deps:
 	@scripts/ensure-deps.sh
 
-demo: deps
+deps-redis:
+	@scripts/ensure-deps.sh redis
+
+demo: deps-redis
 	go run ./cmd/quorumlock demo
 
 test: deps
@@ -16,15 +19,15 @@ vet:
 	gofmt -l . && go vet ./...
 
 # Side by side with redsync, redislock and a raw SET NX floor (own module: bench/).
-bench: deps
+bench: deps-redis
 	cd bench && go run . -json bench.json
 
-bench-quick: deps
+bench-quick: deps-redis
 	cd bench && go run . -quick
 
 # The single-node vs quorum matrix under faults (jepsen-like/).
-chaos: deps
+chaos: deps-redis
 	go run ./cmd/quorumlock chaos --json chaos.json --html chaos.html
 
-chaos-quick: deps
+chaos-quick: deps-redis
 	go run ./cmd/quorumlock chaos --quick --json chaos.json --html chaos.html

@@ -14,8 +14,11 @@ command -v redis-sentinel >/dev/null 2>&1 || need_pkgs+=(redis-sentinel)
 command -v redis-cli      >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v gcc            >/dev/null 2>&1 || need_pkgs+=(gcc)
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need_pkgs+=(libfaketime)
-command -v chromium       >/dev/null 2>&1 || need_pkgs+=(chromium)
-{ command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 || need_pkgs+=(postgresql)
+# `ensure-deps.sh redis` (make demo) stops here: the demo needs Redis only.
+if [[ ${1:-all} != redis ]]; then
+  command -v chromium       >/dev/null 2>&1 || need_pkgs+=(chromium)
+  { command -v initdb || ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 || need_pkgs+=(postgresql)
+fi
 for extra in ${QUORUMLOCK_EXTRA_PKGS:-}; do
   dpkg -s "$extra" >/dev/null 2>&1 || need_pkgs+=("$extra")
 done
