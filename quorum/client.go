@@ -120,7 +120,11 @@ type Client struct {
 
 	closed atomic.Bool
 	owned  []redis.UniversalClient // made by Dial: closed by Close
-	safety safetyState             // state of the safety options (safety.go)
+
+	mlOptsOnce sync.Once
+	mlOpts     []multilock.Option // per name (buildMLOpts)
+	mlOptsAll  []multilock.Option // over the names of a MultiLock
+	safety     safetyState        // state of the safety options (safety.go)
 }
 
 // New returns a client over the given go-redis clients, one per independent

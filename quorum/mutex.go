@@ -106,32 +106,42 @@ func (m *Mutex) owner() string {
 func (m *Mutex) build(owner string) (*multilock.MultiLock, error) {
 	c := m.c
 	attempt := c.next()
-	opts := []multilock.Option{
+	c.mlOptsOnce.Do(c.buildMLOpts)
+	perName := func(name string) (*multilock.MultiLock, error) {
+		ls := make([]multilock.Locker, len(c.nodes))
+		for i, n := range c.nodes {
+			ls[i] = m.sublock(i, n, name, owner, attempt, c.cfg.fencing) // safety.go
+		}
+		return multilock.New(ls, c.mlOpts...)
+	}
+	if len(m.names) == 1 {
+		return perName(m.names[0])
+	}
+	subs := make([]multilock.Locker, len(m.names))
+	for i, name := range m.names {
+		s, err := perName(name)
+		if err != nil {
+			return nil, err
+		}
+		subs[i] = s
+	}
+	return multilock.New(subs, c.mlOptsAll...)
+}
+
+// buildMLOpts makes the multilock options once per client: they only depend
+// on its configuration, and building them per attempt cost allocations on
+// the hot path.
+func (c *Client) buildMLOpts() {
+	base := []multilock.Option{
 		multilock.WithPolicy(c.cfg.policy),
 		multilock.WithDriftFactor(c.cfg.factor),
 		multilock.WithClock(c.cfg.clock),
 		multilock.WithReleaseTimeout(c.cfg.releaseTimeout),
 		multilock.WithTracker(&c.wg),
 	}
-	perName := func(name string, fencing bool) (*multilock.MultiLock, error) {
-		ls := make([]multilock.Locker, len(c.nodes))
-		for i, n := range c.nodes {
-			ls[i] = m.sublock(i, n, name, owner, attempt, fencing) // safety.go
-		}
-		return multilock.New(ls, append(opts, multilock.WithFencing(fencing))...)
-	}
-	if len(m.names) == 1 {
-		return perName(m.names[0], c.cfg.fencing)
-	}
-	subs := make([]multilock.Locker, len(m.names))
-	for i, name := range m.names {
-		s, err := perName(name, c.cfg.fencing)
-		if err != nil {
-			return nil, err
-		}
-		subs[i] = s
-	}
-	return multilock.New(subs, append(opts, multilock.WithPolicy(All))...)
+	c.mlOpts = append(base[:len(base):len(base)], multilock.WithFencing(c.cfg.fencing))
+	// The members fence themselves; the outer All only groups them.
+	c.mlOptsAll = append(base[:len(base):len(base)], multilock.WithPolicy(All))
 }
 
 // try makes one attempt bounded by the attempt timeout.
