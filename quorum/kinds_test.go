@@ -131,47 +131,8 @@ func TestKinds(t *testing.T) {
 // read-sleep-write: the counter ends exact and no tenures overlap.
 func kindExclusion(t *testing.T, k kindNodes) {
 	c := newClient(t, k.clients)
-	m := mustMutex(t, c, "kind/counter")
-	const workers, rounds = 4, 15
-	var (
-		counter int
-		mu      sync.Mutex
-		tenures []tenure
-		wg      sync.WaitGroup
-	)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range rounds {
-				l, err := m.Lock(ctx)
-				if err != nil {
-					t.Errorf("worker %d: %v", w, err)
-					return
-				}
-				start := time.Now()
-				v := counter
-				time.Sleep(100 * time.Microsecond)
-				counter = v + 1
-				end := time.Now()
-				mu.Lock()
-				tenures = append(tenures, tenure{w, start, end})
-				mu.Unlock()
-				if err := l.Unlock(ctx); err != nil {
-					t.Errorf("worker %d: Unlock: %v", w, err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if counter != workers*rounds {
-		t.Fatalf("counter = %d, want %d", counter, workers*rounds)
-	}
-	if n := overlaps(tenures); n != 0 {
-		t.Fatalf("%d overlapping tenures", n)
-	}
+	checkExclusion(t, mustMutex(t, c, "kind/counter"), 4, 15, time.Minute,
+		func(int) time.Duration { return 100 * time.Microsecond })
 }
 
 func kindTryLock(t *testing.T, k kindNodes) {

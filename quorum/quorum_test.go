@@ -39,16 +39,23 @@ func TestMutualExclusionFiveNodes(t *testing.T) {
 	// take far longer than the 50 ms default share; this test is about
 	// exclusion, not latency.
 	c := newClient(t, clients, WithAttemptTimeout(2*time.Second), WithReleaseTimeout(2*time.Second))
-	m := mustMutex(t, c, "counter")
-	const workers, rounds = 16, 200
+	checkExclusion(t, mustMutex(t, c, "counter"), 16, 200, 4*time.Minute,
+		func(w int) time.Duration { return time.Duration(w%3) * 50 * time.Microsecond })
+}
+
+// checkExclusion runs workers × rounds Lock/Unlock on m, each doing a
+// non-atomic read-work-write of a shared counter, and fails the test unless
+// the counter ends exact and no two tenures overlap.
+func checkExclusion(t *testing.T, m *Mutex, workers, rounds int, limit time.Duration, work func(w int) time.Duration) {
+	t.Helper()
 	var (
-		counter int64 // deliberately not atomic: the lock protects it
+		counter int // deliberately not atomic: the lock protects it
 		mu      sync.Mutex
 		tenures []tenure
 		wg      sync.WaitGroup
 		failed  atomic.Int64
 	)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
 	for w := range workers {
 		wg.Add(1)
@@ -63,7 +70,7 @@ func TestMutualExclusionFiveNodes(t *testing.T) {
 				}
 				start := time.Now()
 				v := counter
-				time.Sleep(time.Duration(w%3) * 50 * time.Microsecond)
+				time.Sleep(work(w))
 				counter = v + 1
 				end := time.Now()
 				mu.Lock()
