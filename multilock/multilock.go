@@ -534,27 +534,19 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 		return ErrExpired
 	}
 	perNode := m.cfg.policy.LockWaitTime(budget, len(m.lockers))
-	ok, bad := 0, 0
-	var errs []error
+	var t tally
 	m.fanout(ctx, idx, perNode,
 		func(ctx context.Context, i int) (vote, bool, error) {
 			done, err := m.lockers[i].(Fencer).Fence(ctx, token)
 			return vote{}, done && err == nil, err
 		},
 		func(a answer) bool {
-			if a.ok {
-				ok++
-			} else {
-				bad++
-				if a.err != nil {
-					errs = append(errs, a.err)
-				}
-			}
-			return ok >= need || len(idx)-bad < need
+			t.add(a, nil, "")
+			return t.ok >= need || len(idx)-t.bad < need
 		},
 		func(answer) {})
-	if ok < need {
-		return errors.Join(append([]error{ErrFenceNotWritten}, errs...)...)
+	if t.ok < need {
+		return errors.Join(append([]error{ErrFenceNotWritten}, t.errs...)...)
 	}
 	if !m.cfg.clock.Now().Before(until) {
 		return ErrExpired
@@ -637,28 +629,18 @@ func (m *MultiLock) Extend(ctx context.Context, ttl time.Duration) (bool, error)
 	n := len(m.lockers)
 	need := n - m.limit
 	perNode := m.cfg.policy.LockWaitTime(budget, n)
-	ok, bad, gone := 0, 0, 0
-	var errs []error
+	var t tally
 	m.fanout(ctx, m.all(), perNode,
 		func(ctx context.Context, i int) (vote, bool, error) {
 			done, err := m.lockers[i].Extend(ctx, ttl)
 			return vote{}, done && err == nil, err
 		},
 		func(a answer) bool {
-			if a.ok {
-				ok++
-			} else {
-				bad++
-				if a.err != nil {
-					errs = append(errs, a.err)
-				} else {
-					gone++
-					errs = append(errs, &NodeError{Node: m.names[a.i], Err: ErrNotHeld})
-				}
-			}
-			return ok >= need || bad > m.limit
+			t.add(a, ErrNotHeld, m.names[a.i])
+			return t.ok >= need || t.bad > m.limit
 		},
 		func(answer) {})
+	ok, bad, gone, errs := t.ok, t.bad, t.refused, t.errs
 	end := m.cfg.clock.Now()
 	if ok < need {
 		if bad <= m.limit {
@@ -702,8 +684,7 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 	}
 	n := len(m.lockers)
 	need := n - m.limit
-	ok, bad := 0, 0
-	var errs []error
+	var t tally
 	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
 		func(ctx context.Context, i int) (vote, bool, error) {
 			done, err := m.lockers[i].Release(ctx)
@@ -723,21 +704,39 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 			return vote{}, freed, err
 		},
 		func(a answer) bool {
-			if a.ok {
-				ok++
-			} else {
-				bad++
-				if a.err != nil {
-					errs = append(errs, a.err)
-				}
-			}
-			return ok >= need || bad > m.limit
+			t.add(a, nil, "")
+			return t.ok >= need || t.bad > m.limit
 		},
 		func(answer) {})
-	if ok < need {
-		return false, errors.Join(append([]error{ErrNotHeld}, errs...)...)
+	if t.ok < need {
+		return false, errors.Join(append([]error{ErrNotHeld}, t.errs...)...)
 	}
 	return true, nil
+}
+
+// tally counts one phase's answers (extend, fence, release): successes,
+// failures, and among those the plain refusals (false without an error).
+type tally struct {
+	ok, bad, refused int
+	errs             []error
+}
+
+// add counts a. A refusal is recorded as a NodeError of node with refusal,
+// when refusal is not nil.
+func (t *tally) add(a answer, refusal error, node string) {
+	switch {
+	case a.ok:
+		t.ok++
+		return
+	case a.err != nil:
+		t.errs = append(t.errs, a.err)
+	default:
+		t.refused++
+		if refusal != nil {
+			t.errs = append(t.errs, &NodeError{Node: node, Err: refusal})
+		}
+	}
+	t.bad++
 }
 
 // Until is the end of the validity (zero before a successful Acquire).
