@@ -271,19 +271,8 @@ func kindFencing(t *testing.T, k kindNodes) {
 func kindWatchdog(t *testing.T, k kindNodes) {
 	const ttl = 600 * time.Millisecond
 	c := newClient(t, k.clients, WithTTL(ttl))
-	m := mustMutex(t, c, "kind/wd")
 	ctx := t.Context()
-	l, err := m.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * ttl)
-	if err := l.Err(); err != nil {
-		t.Fatalf("lease ended under the watchdog: %v", err)
-	}
-	if _, err := m.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
-		t.Fatalf("free after 3×TTL under the watchdog: %v", err)
-	}
+	l := holdPastTTL(t, mustMutex(t, c, "kind/wd"), ttl)
 	if _, err := c.ForceUnlock(ctx, "kind/wd", "kinds test"); err != nil {
 		t.Fatal(err)
 	}

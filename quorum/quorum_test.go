@@ -43,6 +43,24 @@ func TestMutualExclusionFiveNodes(t *testing.T) {
 		func(w int) time.Duration { return time.Duration(w%3) * 50 * time.Microsecond })
 }
 
+// holdPastTTL locks m with the watchdog, holds it for 3×ttl, and fails the
+// test unless the lease still holds and nobody else can take the lock.
+func holdPastTTL(t *testing.T, m *Mutex, ttl time.Duration) *Lease {
+	t.Helper()
+	l, err := m.Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * ttl)
+	if err := l.Err(); err != nil {
+		t.Fatalf("lease ended under the watchdog: %v", err)
+	}
+	if _, err := m.TryLock(t.Context()); !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("lock free after 3×TTL under the watchdog: %v", err)
+	}
+	return l
+}
+
 // checkExclusion runs workers × rounds Lock/Unlock on m, each doing a
 // non-atomic read-work-write of a shared counter, and fails the test unless
 // the counter ends exact and no two tenures overlap.
@@ -265,19 +283,8 @@ func TestWatchdogHoldsAndReportsLoss(t *testing.T) {
 	servers, clients := cluster(t, 3)
 	const ttl = 600 * time.Millisecond
 	c := newClient(t, clients, WithTTL(ttl))
-	m := mustMutex(t, c, "wd")
 	ctx := t.Context()
-	l, err := m.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * ttl)
-	if err := l.Err(); err != nil {
-		t.Fatalf("watchdog lease ended: %v", err)
-	}
-	if _, err := m.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
-		t.Fatalf("lock free after 3×TTL under watchdog: %v", err)
-	}
+	l := holdPastTTL(t, mustMutex(t, c, "wd"), ttl)
 	for _, s := range servers {
 		if err := s.Pause(); err != nil {
 			t.Fatal(err)
