@@ -155,33 +155,30 @@ func (b *bench) specs() []*spec {
 			out = append(out, s)
 		}
 	}
+	// The frozen-node cases compare us with redsync on go-redis defaults
+	// (slow: fewer rounds) and with redsync on our client settings.
+	frozenEntries := func() []*entry {
+		slow := rsDefault(5)
+		slow.rounds = b.o.slowPeers
+		return []*entry{ours(5), slow, b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})}
+	}
 	{
 		s := &spec{id: "frozen-2of5", nodes: 5, goroutines: 1, frozen: 2, metric: "Lock",
 			title: "2 of 5 nodes frozen (SIGSTOP): Lock+Unlock, latency of Lock"}
-		slow := rsDefault(5)
-		slow.rounds = b.o.slowPeers
-		ctxRS := b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})
-		s.entries = []*entry{ours(5), slow, ctxRS}
+		s.entries = frozenEntries()
 		s.work = frozenPairs(b.o.dur)
 		out = append(out, s)
 	}
 	{
 		s := &spec{id: "frozen-3of5-trylock", nodes: 5, goroutines: 1, frozen: 3, metric: "TryLock (fails)",
 			title: "3 of 5 nodes frozen: TryLock, time to give up"}
-		slow := rsDefault(5)
-		slow.rounds = b.o.slowPeers
-		ctxRS := b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})
-		s.entries = []*entry{ours(5), slow, ctxRS}
+		s.entries = frozenEntries()
 		s.work = tryFail(b.o.dur)
 		out = append(out, s)
 
 		s2 := &spec{id: "frozen-3of5-lock", nodes: 5, goroutines: 1, frozen: 3, metric: "Lock, 2 s deadline",
 			title: "3 of 5 nodes frozen: Lock with a 2 s deadline, time to give up"}
-		slow2 := rsDefault(5)
-		slow2.rounds = b.o.slowPeers
-		ctxRS2 := b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})
-		oursLock := ours(5)
-		s2.entries = []*entry{oursLock, slow2, ctxRS2}
+		s2.entries = frozenEntries()
 		s2.work = lockDeadline(lockDeadlineBudget)
 		out = append(out, s2)
 	}
