@@ -21,6 +21,8 @@ if redis.call('exists', KEYS[1]) == 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, fence(true)}
 end
+-- Held by a single fast-path acquisition: see it as the hash it stands for.
+promote()
 -- This attempt already holds it (a retried call whose reply was lost):
 -- answer again without counting twice.
 if redis.call('hexists', KEYS[1], att) == 1 then

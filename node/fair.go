@@ -27,8 +27,8 @@ var (
 
 	// Each fair script is the shared helpers followed by its own body.
 	fairTicketScript  = redis.NewScript(fairLibLua + fairTicketLua)
-	fairAcquireScript = redis.NewScript(fairLibLua + fairAcquireLua)
-	fairReleaseScript = redis.NewScript(fairLibLua + fairReleaseLua)
+	fairAcquireScript = redis.NewScript(promoted(fairLibLua + fairAcquireLua))
+	fairReleaseScript = redis.NewScript(promoted(fairLibLua + fairReleaseLua))
 	fairLeaveScript   = redis.NewScript(fairLibLua + fairLeaveLua)
 )
 

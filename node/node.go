@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,16 +28,22 @@ var (
 	forceReleaseLua string
 	//go:embed force_finish.lua
 	forceFinishLua string
+	//go:embed lock_lib.lua
+	lockLibLua string
 
 	// Scripts run by SHA (EVALSHA) with a fallback to the body (EVAL) when
 	// the server's script cache does not have them.
-	acquireScript      = redis.NewScript(acquireLua)
+	acquireScript      = redis.NewScript(lockLibLua + acquireLua)
 	releaseScript      = redis.NewScript(releaseLua)
-	extendScript       = redis.NewScript(extendLua)
-	fenceScript        = redis.NewScript(fenceLua)
+	extendScript       = redis.NewScript(promoted(extendLua))
+	fenceScript        = redis.NewScript(promoted(fenceLua))
 	forceReleaseScript = redis.NewScript(forceReleaseLua)
-	forceFinishScript  = redis.NewScript(forceFinishLua)
+	forceFinishScript  = redis.NewScript(promoted(forceFinishLua))
 )
+
+// promoted is a script that first turns a fast-path string lock into its hash
+// form (lock_lib.lua), for scripts that read the lock only as a hash.
+func promoted(body string) string { return lockLibLua + "promote()\n" + body }
 
 // DefaultPrefix starts every key and channel this package uses.
 const DefaultPrefix = "quorumlock:"
@@ -50,6 +57,9 @@ type Node struct {
 	name    string
 	prefix  string
 	guarded bool
+	// scriptOnly is set once the server refused SET with both NX and GET
+	// (before Redis 7.0): Acquire then always runs the acquire script.
+	scriptOnly atomic.Bool
 
 	subMu sync.Mutex
 	sub   *subscriber
@@ -199,8 +209,23 @@ func ms(d time.Duration) int64 {
 	return d.Milliseconds()
 }
 
-// Acquire runs the acquire script once.
+// Acquire asks this node once for the attempt's share.
+//
+// Without fencing it first sends one plain command, SET key "owner\0attempt"
+// NX GET PX ttl: on a free lock that is the whole acquisition, with no script
+// to run (the lock is then a string, which every script reads as the hash it
+// stands for; see lock_lib.lua). The acquire script decides when the reply
+// shows the lock held by the same owner (reentrancy), held in hash form
+// (WRONGTYPE), or the server is older than Redis 7.0 (NX with GET is a syntax
+// error there; the node then uses the script only). With fencing the script
+// runs at once: it counts the fencing counter in the same step.
 func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
+	if !l.fencing && !l.n.scriptOnly.Load() {
+		granted, remaining, done, err := l.acquireFast(ctx, ttl)
+		if done {
+			return granted, remaining, 0, err
+		}
+	}
 	fenceArg := "0"
 	if l.fencing {
 		fenceArg = "1"
@@ -224,6 +249,57 @@ func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, re
 		remaining = time.Duration(res[1]) * time.Millisecond
 	}
 	return false, remaining, 0, nil
+}
+
+// BoundByDeadline reports whether calls end by their context's deadline
+// without a cancellation (multilock.DeadlineBound): true unless the go-redis
+// client ignores context deadlines, in which case every call is wrapped to
+// wait on the context instead.
+func (l *Lock) BoundByDeadline() bool { return !l.n.guarded }
+
+// acquireFast is Acquire's one-command path; done is false when the acquire
+// script must decide.
+func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, done bool, err error) {
+	val := l.owner + "\x00" + l.attempt
+	var old string
+	err = l.n.call(ctx, func(ctx context.Context) error {
+		var e error
+		old, e = l.n.client.Do(ctx, "set", l.keys[0], val, "nx", "get", "px", ms(ttl)).Text()
+		return e
+	})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return true, 0, true, nil // it was free: set
+	case err == nil:
+	case isRedisError(err, "WRONGTYPE"):
+		return false, 0, false, nil // a hash: reentrant, read-write, fair or a tombstone
+	case isRedisError(err, "ERR syntax error"):
+		l.n.scriptOnly.Store(true) // before Redis 7.0
+		return false, 0, false, nil
+	default:
+		return false, 0, true, err
+	}
+	if old == val {
+		return true, 0, true, nil // this attempt's own earlier SET (a retried call)
+	}
+	if len(old) > len(l.owner) && old[len(l.owner)] == 0 && old[:len(l.owner)] == l.owner {
+		return false, 0, false, nil // the same owner: reentrant, the script counts it
+	}
+	// Held by another: how long its claim lasts is a hint for the caller's
+	// next try, so a failure to read it is no error.
+	var pt time.Duration
+	_ = l.n.call(ctx, func(ctx context.Context) error {
+		var e error
+		pt, e = l.n.client.PTTL(ctx, l.keys[0]).Result()
+		return e
+	})
+	return false, max(pt, 0), true, nil
+}
+
+// isRedisError reports whether err is an error reply starting with prefix.
+func isRedisError(err error, prefix string) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), prefix)
 }
 
 func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...any) (int64, error) {
@@ -368,11 +444,25 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 		k := n.Keys(name)
 		cs[i] = cmds{h: pipe.HGetAll(ctx, k.Lock), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return err
+	if _, err := pipe.Exec(ctx); err != nil && tm.Err() != nil {
+		return tm.Err() // the transaction failed, not one read of a key of another type
 	}
 	for i, c := range cs {
 		st := State{Holders: map[string]int64{}}
+		if isRedisError(c.h.Err(), "WRONGTYPE") {
+			// A string: one fast-path acquisition holds the lock
+			// (Lock.Acquire), "owner\0attempt". Read after the transaction;
+			// the lock may have changed since.
+			v, err := n.client.Get(ctx, n.Keys(names[i]).Lock).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			if owner, _, ok := strings.Cut(v, "\x00"); ok {
+				st.Present, st.Attempts, st.Holders[owner] = true, 1, 1
+			}
+		} else if err := c.h.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
 		for field, v := range c.h.Val() {
 			switch {
 			case field == "\x00mode":
@@ -398,7 +488,7 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 		}
 		// A force's tombstone alone (Force.Hold) is no lock.
 		_, tomb := c.h.Val()["\x00forced"]
-		st.Present = len(c.h.Val()) > 0 && !(tomb && len(c.h.Val()) == 1)
+		st.Present = st.Present || len(c.h.Val()) > 0 && !(tomb && len(c.h.Val()) == 1)
 		if d := c.pt.Val(); d > 0 {
 			st.TTL = d
 		}
@@ -430,8 +520,9 @@ func rwShare(v string, now time.Time) (owner string, live, ok bool) {
 // Scan returns the names of the locks on this node whose names match the
 // glob pattern ("*" or "" for all), sorted, each once. It walks the key space
 // with SCAN (never KEYS, which blocks the server), count keys per step,
-// asking only for hashes named prefix{…}: fencing counters, force-unlock
-// records and other keys next to a lock are not names. On a Cluster client
+// asking only for keys named prefix{…} (a lock is a hash, or a string while
+// one fast-path acquisition holds it): fencing counters, force-unlock records
+// and other keys next to a lock end in ":…" and are not names. On a Cluster client
 // it scans every master.
 func (n *Node) Scan(ctx context.Context, pattern string, count int64) ([]string, error) {
 	if pattern == "" {
@@ -450,7 +541,7 @@ func (n *Node) Scan(ctx context.Context, pattern string, count int64) ([]string,
 			var keys []string
 			err := n.call(ctx, func(ctx context.Context) error {
 				var e error
-				keys, cursor, e = c.ScanType(ctx, cursor, match, count, "hash").Result()
+				keys, cursor, e = c.Scan(ctx, cursor, match, count).Result()
 				return e
 			})
 			if err != nil {

@@ -2,6 +2,16 @@
 -- KEYS[1] lock hash; ARGV[1] owner, ARGV[2] attempt id, ARGV[3] unlock channel
 -- Returns 1 when this attempt held a share (now given back), 0 otherwise.
 -- Publishes on the unlock channel when the lock became free.
+-- A lock taken by Lock.Acquire's fast path is the string "owner\0attempt".
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'string' then
+  if v ~= ARGV[1] .. '\0' .. ARGV[2] then return 0 end
+  redis.call('del', KEYS[1])
+  redis.call('publish', ARGV[3], 'released')
+  return 1
+elseif not v then
+  return 0
+end
 local att = '\0a:' .. ARGV[2]
 -- The common case in one read: this attempt's share is the only one (the
 -- hash is {owner: 1, att: 1}), so the lock becomes free. Same effect as the

@@ -16,9 +16,9 @@ var (
 	//go:embed rw_extend.lua
 	rwExtendLua string
 
-	rwAcquireScript = redis.NewScript(rwAcquireLua)
-	rwReleaseScript = redis.NewScript(rwReleaseLua)
-	rwExtendScript  = redis.NewScript(rwExtendLua)
+	rwAcquireScript = redis.NewScript(promoted(rwAcquireLua))
+	rwReleaseScript = redis.NewScript(promoted(rwReleaseLua))
+	rwExtendScript  = redis.NewScript(promoted(rwExtendLua))
 )
 
 // RWLock is one attempt's read or write share of a read-write lock on one

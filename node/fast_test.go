@@ -1,0 +1,165 @@
+package node
+
+import (
+	"testing"
+	"time"
+)
+
+// lockType is the Redis type of lock name's key ("string", "hash", "none").
+func lockType(t *testing.T, n *Node, name string) string {
+	t.Helper()
+	typ, err := n.client.Type(t.Context(), n.Keys(name).Lock).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return typ
+}
+
+// Without fencing a free lock is taken with one SET NX (a string); every
+// other path sees it as the hash it stands for: a retried call, reentrancy
+// (the key becomes a hash with count 2), refusal with the remaining TTL,
+// extend, release, Inspect and Scan.
+func TestAcquireFastPath(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a1 := n.Lock("f", "alice", "att-1", false)
+	if ok, _, fence, err := a1.Acquire(ctx, 2*time.Second); !ok || err != nil || fence != 0 {
+		t.Fatalf("first acquire: %v %d %v", ok, fence, err)
+	}
+	if typ := lockType(t, n, "f"); typ != "string" {
+		t.Fatalf("a single unfenced holder is a %s, want the fast path's string", typ)
+	}
+	// A retried call of the same attempt: granted, still one share.
+	if ok, _, _, err := a1.Acquire(ctx, 2*time.Second); !ok || err != nil {
+		t.Fatalf("retried acquire: %v %v", ok, err)
+	}
+	st, err := n.Inspect(ctx, "f")
+	if err != nil || !st.Present || st.Holders["alice"] != 1 || st.Attempts != 1 || st.TTL <= 0 {
+		t.Fatalf("Inspect of a fast-path lock: %+v %v", st, err)
+	}
+	if names, err := n.Scan(ctx, "*", 0); err != nil || len(names) != 1 || names[0] != "f" {
+		t.Fatalf("Scan: %v %v", names, err)
+	}
+	// Another owner is refused with the holder's remaining TTL, and can
+	// neither release nor extend.
+	b := n.Lock("f", "bob", "att-9", false)
+	if ok, rem, _, err := b.Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second || rem > 2*time.Second {
+		t.Fatalf("other owner: granted=%v remaining=%v err=%v", ok, rem, err)
+	}
+	if ok, _ := b.Release(ctx); ok {
+		t.Fatal("non-owner released a fast-path lock")
+	}
+	if ok, _ := b.Extend(ctx, time.Minute); ok {
+		t.Fatal("non-owner extended a fast-path lock")
+	}
+	// The holder extends it (still a string afterwards or not, the TTL grows).
+	if ok, err := a1.Extend(ctx, time.Minute); !ok || err != nil {
+		t.Fatalf("extend: %v %v", ok, err)
+	}
+	if st, _ := n.Inspect(ctx, "f"); st.TTL <= 2*time.Second {
+		t.Fatalf("TTL after extend %v", st.TTL)
+	}
+	// The same owner again: reentrant through the script, count 2, and the
+	// longer of the two claims kept.
+	a2 := n.Lock("f", "alice", "att-2", false)
+	if ok, _, _, err := a2.Acquire(ctx, time.Second); !ok || err != nil {
+		t.Fatalf("reentrant acquire: %v %v", ok, err)
+	}
+	st, _ = n.Inspect(ctx, "f")
+	if typ := lockType(t, n, "f"); typ != "hash" || st.Holders["alice"] != 2 || st.Attempts != 2 || st.TTL <= 2*time.Second {
+		t.Fatalf("after reentry: type %s, %+v", typ, st)
+	}
+	if ok, _ := a1.Release(ctx); !ok {
+		t.Fatal("release of the first (promoted) share failed")
+	}
+	if ok, _, _, _ := b.Acquire(ctx, time.Second); ok {
+		t.Fatal("lock free while the second share is held")
+	}
+	if ok, _ := a2.Release(ctx); !ok {
+		t.Fatal("release of the second share failed")
+	}
+	if typ := lockType(t, n, "f"); typ != "none" {
+		t.Fatalf("after both releases the key is a %s", typ)
+	}
+	// Released for good: a second release finds nothing.
+	if ok, _ := a1.Release(ctx); ok {
+		t.Fatal("released twice")
+	}
+}
+
+// A fast-path holder's release publishes on the unlock channel like the
+// script's, so waiters wake.
+func TestFastPathReleaseWakes(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	l := n.Lock("w", "o", "1", false)
+	if ok, _, _, err := l.Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	sig := make(chan struct{}, 1)
+	w := n.Watch("w", sig, nil, false)
+	defer w.Stop(false)
+	<-w.Ready()
+	if ok, err := l.Release(ctx); !ok || err != nil {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up after a fast-path release")
+	}
+}
+
+// A server without SET NX GET (before Redis 7.0) is emulated by the node's
+// flag: Acquire then runs the script, and the lock is a hash.
+func TestAcquireScriptOnly(t *testing.T) {
+	_, n := start(t)
+	n.scriptOnly.Store(true)
+	l := n.Lock("s", "o", "1", false)
+	if ok, _, _, err := l.Acquire(t.Context(), time.Second); !ok || err != nil {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if typ := lockType(t, n, "s"); typ != "hash" {
+		t.Fatalf("script-only acquire made a %s", typ)
+	}
+	if ok, err := l.Release(t.Context()); !ok || err != nil {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+}
+
+// A fast-path lock excludes read-write and fair acquisitions of the same
+// name, and an operator's force-release removes it (a held force's
+// FinishForce leaves a real lock alone).
+func TestFastPathAndOtherLocks(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	p := n.Lock("x", "plain", "p1", false)
+	if ok, _, _, _ := p.Acquire(ctx, 5*time.Second); !ok {
+		t.Fatal("plain acquire")
+	}
+	if ok, rem, _, err := n.RWLock("x", "r", "r1", false, false).Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second {
+		t.Fatalf("read share over a fast-path lock: %v %v %v", ok, rem, err)
+	}
+	if ok, rem, _, err := n.RWLock("x", "plain", "r2", true, false).Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second {
+		t.Fatalf("write share over a fast-path lock: %v %v %v", ok, rem, err)
+	}
+	if ok, _ := p.Release(ctx); !ok {
+		t.Fatal("release after the read-write refusals (the lock was promoted)")
+	}
+
+	if ok, _, _, _ := p.Acquire(ctx, 5*time.Second); !ok {
+		t.Fatal("plain acquire again")
+	}
+	if err := n.FinishForce(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := n.Inspect(ctx, "x"); !st.Present || st.Holders["plain"] != 1 {
+		t.Fatalf("FinishForce removed a real lock: %+v", st)
+	}
+	if removed, err := n.ForceRelease(ctx, "x", Force{By: "op"}); !removed || err != nil {
+		t.Fatalf("force release of a fast-path lock: %v %v", removed, err)
+	}
+	if typ := lockType(t, n, "x"); typ != "none" {
+		t.Fatalf("after force release the key is a %s", typ)
+	}
+}
