@@ -83,6 +83,38 @@ type FenceKeeper interface {
 	KeepsFence() bool
 }
 
+// DeadlineBound is an optional ability of a Locker: its calls return by
+// their context's deadline on their own, without waiting for the context to
+// be cancelled (a go-redis client with ContextTimeoutEnabled puts the
+// deadline on the connection). Calls of such sub-locks get a context that
+// carries the deadline but arms no timer; Done is the caller's (or nil), not
+// closed at the deadline. A Locker that waits on Done to give up must not
+// report true.
+type DeadlineBound interface {
+	BoundByDeadline() bool
+}
+
+// deadlineCtx carries a deadline without a timer, for DeadlineBound calls
+// only: Done is the parent's and does not close at dl, and Err reports
+// DeadlineExceeded once dl has passed. A timer per call phase was a
+// measurable share of an uncontended Lock+Unlock.
+type deadlineCtx struct {
+	context.Context
+	dl time.Time
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.dl, true }
+
+func (c *deadlineCtx) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // Outcome records what one sub-lock answered in the latest phase that reached it.
 type Outcome struct {
 	Node      string
@@ -148,6 +180,7 @@ type MultiLock struct {
 	names   []string
 	cfg     config
 	limit   int
+	bound   bool // every sub-lock is DeadlineBound
 
 	mu       sync.Mutex
 	state    state
@@ -196,8 +229,19 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 		}
 		m.outcomes[i].Node = m.names[i]
 	}
+	m.bound = true
+	for _, l := range lockers {
+		if b, ok := l.(DeadlineBound); !ok || !b.BoundByDeadline() {
+			m.bound = false
+			break
+		}
+	}
 	return m, nil
 }
+
+// BoundByDeadline reports whether every sub-lock is DeadlineBound: a
+// MultiLock's calls then end by their deadline too (see DeadlineBound).
+func (m *MultiLock) BoundByDeadline() bool { return m.bound }
 
 // answer is one sub-lock's reply in one phase.
 type answer struct {
@@ -222,7 +266,8 @@ type answer struct {
 //
 // All calls of a phase start together, so they share one deadline context
 // (cancelled when the last call returns) instead of a context and a timer
-// each: perNode from now, or the caller's deadline if sooner. Cancelling the
+// each: perNode from now, or the caller's deadline if sooner. When every
+// sub-lock is DeadlineBound that context arms no timer at all. Cancelling the
 // caller's context (the decision was made, or the caller gave up) does not
 // cut calls off halfway: a straggler runs to that deadline, so a grant in
 // flight is answered and accounted for (kept, or given back if the attempt
@@ -247,7 +292,11 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		// own context (cancellation included) bounds it; no goroutine.
 		i := idx[0]
 		pctx, cancel := ctx, context.CancelFunc(nil)
-		if !hasDeadline || d.After(dl) {
+		switch {
+		case hasDeadline && !d.After(dl):
+		case m.bound:
+			pctx = &deadlineCtx{Context: ctx, dl: dl}
+		default:
 			pctx, cancel = context.WithDeadline(ctx, dl)
 		}
 		t0 := m.cfg.clock.Now()
@@ -259,14 +308,22 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		decide(answerOf(i, v, ok, err, rtt))
 		return
 	}
-	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl)
-	var left atomic.Int32
+	var (
+		pctx   context.Context
+		cancel context.CancelFunc
+		left   atomic.Int32
+	)
+	if m.bound {
+		pctx = &deadlineCtx{Context: context.WithoutCancel(ctx), dl: dl}
+	} else {
+		pctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
+	}
 	left.Store(int32(len(idx)))
 	one := func(i int) answer {
 		t0 := m.cfg.clock.Now()
 		v, ok, err := call(pctx, i)
 		rtt := m.cfg.clock.Now().Sub(t0)
-		if left.Add(-1) == 0 {
+		if left.Add(-1) == 0 && cancel != nil {
 			cancel()
 		}
 		return answerOf(i, v, ok, err, rtt)
