@@ -135,7 +135,10 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 			return nil
 		}
 	})
-	return res, out, err
+	if err != nil {
+		return nil, Checked{}, err // a wrapped call may still be writing res and out
+	}
+	return res, out, nil
 }
 
 // infoField finds one field of INFO output without parsing all of it (this

@@ -127,7 +127,10 @@ func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time
 		v, e = fairTicketScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout)).Int64()
 		return e
 	})
-	return v, err
+	if err != nil {
+		return 0, err // v is not read: a wrapped call may still be running
+	}
+	return v, nil
 }
 
 // Leave takes waiter out of the line of fair lock name and wakes the next
@@ -320,7 +323,10 @@ func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // out is not read: a wrapped call may still be running
+	}
+	return out, nil
 }
 
 // TicketCounter reads the ticket counter of fair lock name (0 when none).
@@ -337,5 +343,8 @@ func (n *Node) TicketCounter(ctx context.Context, name string) (int64, error) {
 		v, err = strconv.ParseInt(s, 10, 64)
 		return err
 	})
-	return v, err
+	if err != nil {
+		return 0, err // v is not read: a wrapped call may still be running
+	}
+	return v, nil
 }

@@ -110,23 +110,6 @@ func TestFastPathReleaseWakes(t *testing.T) {
 	}
 }
 
-// A server without SET NX GET (before Redis 7.0) is emulated by the node's
-// flag: Acquire then runs the script, and the lock is a hash.
-func TestAcquireScriptOnly(t *testing.T) {
-	_, n := start(t)
-	n.scriptOnly.Store(true)
-	l := n.Lock("s", "o", "1", false)
-	if ok, _, _, err := l.Acquire(t.Context(), time.Second); !ok || err != nil {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
-	if typ := lockType(t, n, "s"); typ != "hash" {
-		t.Fatalf("script-only acquire made a %s", typ)
-	}
-	if ok, err := l.Release(t.Context()); !ok || err != nil {
-		t.Fatalf("release: %v %v", ok, err)
-	}
-}
-
 // A fast-path lock excludes read-write and fair acquisitions of the same
 // name, and an operator's force-release removes it (a held force's
 // FinishForce leaves a real lock alone).

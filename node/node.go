@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,9 +56,6 @@ type Node struct {
 	name    string
 	prefix  string
 	guarded bool
-	// scriptOnly is set once the server refused SET with both NX and GET
-	// (before Redis 7.0): Acquire then always runs the acquire script.
-	scriptOnly atomic.Bool
 
 	subMu sync.Mutex
 	sub   *subscriber
@@ -160,6 +156,8 @@ func (n *Node) Keys(name string) Keys {
 func (n *Node) Prefix() string { return n.prefix }
 
 // call runs fn under ctx, wrapping it when the client would ignore deadlines.
+// When the wrapped fn is given up on (ctx ended first) it runs on: a caller
+// must not read what fn writes unless call returned nil.
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
 	if !n.guarded {
 		return fn(ctx)
@@ -212,18 +210,17 @@ func ms(d time.Duration) int64 {
 // Acquire asks this node once for the attempt's share.
 //
 // Without fencing it first sends one plain command, SET key "owner\0attempt"
-// NX GET PX ttl: on a free lock that is the whole acquisition, with no script
-// to run (the lock is then a string, which every script reads as the hash it
-// stands for; see lock_lib.lua). The acquire script decides when the reply
-// shows the lock held by the same owner (reentrancy), held in hash form
-// (WRONGTYPE), or the server is older than Redis 7.0 (NX with GET is a syntax
-// error there; the node then uses the script only). With fencing the script
-// runs at once: it counts the fencing counter in the same step.
+// NX PX ttl: on a free lock that is the whole acquisition, with no script to
+// run (the lock is then a string, which every script reads as the hash it
+// stands for; see lock_lib.lua). When the key exists, the acquire script
+// decides: this attempt's own earlier SET (a retried call), the same owner
+// (reentrancy), or another holder (refused, with its remaining TTL). With
+// fencing the script runs at once: it counts the fencing counter in the same
+// step.
 func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
-	if !l.fencing && !l.n.scriptOnly.Load() {
-		granted, remaining, done, err := l.acquireFast(ctx, ttl)
-		if done {
-			return granted, remaining, 0, err
+	if !l.fencing {
+		if granted, done, err := l.acquireFast(ctx, ttl); done {
+			return granted, 0, 0, err
 		}
 	}
 	fenceArg := "0"
@@ -258,42 +255,21 @@ func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, re
 func (l *Lock) BoundByDeadline() bool { return !l.n.guarded }
 
 // acquireFast is Acquire's one-command path; done is false when the acquire
-// script must decide.
-func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, done bool, err error) {
-	val := l.owner + "\x00" + l.attempt
-	var old string
+// script must decide. It answers only a grant: SET NX replies OK or nothing
+// (nil is no error for go-redis' BoolCmd, so the hot path never walks its
+// error classification).
+func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, done bool, err error) {
+	var set bool
 	err = l.n.call(ctx, func(ctx context.Context) error {
 		var e error
-		old, e = l.n.client.Do(ctx, "set", l.keys[0], val, "nx", "get", "px", ms(ttl)).Text()
+		set, e = l.n.client.SetNX(ctx, l.keys[0], l.owner+"\x00"+l.attempt, ttl).Result()
 		return e
 	})
-	switch {
-	case errors.Is(err, redis.Nil):
-		return true, 0, true, nil // it was free: set
-	case err == nil:
-	case isRedisError(err, "WRONGTYPE"):
-		return false, 0, false, nil // a hash: reentrant, read-write, fair or a tombstone
-	case isRedisError(err, "ERR syntax error"):
-		l.n.scriptOnly.Store(true) // before Redis 7.0
-		return false, 0, false, nil
-	default:
-		return false, 0, true, err
+	if err != nil {
+		// set is not read: a wrapped call may still be running (Node.call).
+		return false, true, err
 	}
-	if old == val {
-		return true, 0, true, nil // this attempt's own earlier SET (a retried call)
-	}
-	if len(old) > len(l.owner) && old[len(l.owner)] == 0 && old[:len(l.owner)] == l.owner {
-		return false, 0, false, nil // the same owner: reentrant, the script counts it
-	}
-	// Held by another: how long its claim lasts is a hint for the caller's
-	// next try, so a failure to read it is no error.
-	var pt time.Duration
-	_ = l.n.call(ctx, func(ctx context.Context) error {
-		var e error
-		pt, e = l.n.client.PTTL(ctx, l.keys[0]).Result()
-		return e
-	})
-	return false, max(pt, 0), true, nil
+	return set, set, nil
 }
 
 // isRedisError reports whether err is an error reply starting with prefix.
@@ -309,7 +285,10 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 		v, e = s.Run(ctx, l.n.client, keys, args...).Int64()
 		return e
 	})
-	return v, err
+	if err != nil {
+		return 0, err // v is not read: a wrapped call may still be running
+	}
+	return v, nil
 }
 
 // Release gives back this attempt's share; true when it held one.
@@ -366,7 +345,10 @@ func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, er
 			k.Channel, f.By, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold).Int64()
 		return e
 	})
-	return v == 1, err
+	if err != nil {
+		return false, err // v is not read: a wrapped call may still be running
+	}
+	return v == 1, nil
 }
 
 // FinishForce ends a held force (Force.Hold): it removes the tombstone (only
@@ -596,7 +578,10 @@ func (n *Node) Time(ctx context.Context) (time.Time, error) {
 		t, e = n.client.Time(ctx).Result()
 		return e
 	})
-	return t, err
+	if err != nil {
+		return time.Time{}, err // t is not read: a wrapped call may still be running
+	}
+	return t, nil
 }
 
 // Info returns the fields of one INFO section (e.g. "server", "replication",
