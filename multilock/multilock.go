@@ -133,6 +133,7 @@ type config struct {
 	releaseTimeout time.Duration
 	fencing        bool
 	tracker        *sync.WaitGroup
+	workers        *Workers
 }
 
 // Option configures a MultiLock.
@@ -337,7 +338,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		if m.cfg.tracker != nil {
 			m.cfg.tracker.Add(1)
 		}
-		go func() {
+		m.spawn(func() {
 			if m.cfg.tracker != nil {
 				defer m.cfg.tracker.Done()
 			}
@@ -350,7 +351,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 			}
 			mu.Unlock()
 			late(a)
-		}()
+		})
 	}
 	for range idx {
 		var a answer
@@ -376,6 +377,15 @@ closed:
 			return
 		}
 	}
+}
+
+// spawn runs f on the configured Workers, or a goroutine of its own.
+func (m *MultiLock) spawn(f func()) {
+	if m.cfg.workers != nil {
+		m.cfg.workers.Go(f)
+		return
+	}
+	go f()
 }
 
 func (m *MultiLock) all() []int {

@@ -117,6 +117,9 @@ type Client struct {
 	id    string
 	seq   atomic.Uint64
 	wg    sync.WaitGroup // goroutines still running after a decision
+	// workers run the per-node calls of a fan-out on goroutines kept
+	// between calls (their stacks stay grown); closed by Close.
+	workers *multilock.Workers
 
 	closed atomic.Bool
 	owned  []redis.UniversalClient // made by Dial: closed by Close
@@ -164,7 +167,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cfg.clock == nil {
 		return nil, errors.New("quorum: nil clock")
 	}
-	c := &Client{cfg: cfg, id: uuid.NewString()}
+	c := &Client{cfg: cfg, id: uuid.NewString(), workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {
@@ -214,6 +217,7 @@ func (c *Client) Close() error {
 	}
 	wg.Wait()
 	c.wg.Wait()
+	c.workers.Close()
 	if len(c.owned) > 0 {
 		errs = append(errs, CloseAll(c.owned))
 	}

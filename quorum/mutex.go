@@ -138,6 +138,7 @@ func (c *Client) buildMLOpts() {
 		multilock.WithClock(c.cfg.clock),
 		multilock.WithReleaseTimeout(c.cfg.releaseTimeout),
 		multilock.WithTracker(&c.wg),
+		multilock.WithWorkers(c.workers),
 	}
 	c.mlOpts = append(base[:len(base):len(base)], multilock.WithFencing(c.cfg.fencing))
 	// The members fence themselves; the outer All only groups them.
