@@ -103,6 +103,18 @@ type deadlineCtx struct {
 	dl time.Time
 }
 
+// DeadlineOnly returns ctx with deadline d (or ctx's own, if sooner) and
+// no timer: Done stays ctx's and does not close at d; Err reports
+// context.DeadlineExceeded once d has passed. It is for calls into a
+// DeadlineBound sub-lock (or a MultiLock whose BoundByDeadline is true)
+// only, which end by the deadline without waiting on Done.
+func DeadlineOnly(ctx context.Context, d time.Time) context.Context {
+	if pd, ok := ctx.Deadline(); ok && !pd.After(d) {
+		return ctx
+	}
+	return &deadlineCtx{Context: ctx, dl: d}
+}
+
 func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.dl, true }
 
 func (c *deadlineCtx) Err() error {

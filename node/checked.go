@@ -190,7 +190,7 @@ func (l *Lock) fenceArg() string {
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	res, c, err := l.n.runChecked(ctx, acquireScript, l.keys, []any{l.owner, ms(ttl), l.attempt, l.fenceArg()}, chk)
+	res, c, err := l.n.runChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg()}, chk)
 	if err != nil {
 		return false, 0, 0, c, err
 	}
@@ -214,7 +214,7 @@ func (l *Lock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks)
 
 // FenceChecked is Fence with checks in the same round trip.
 func (l *Lock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys, []any{l.attempt, token}, chk)
+	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys[:], []any{l.attempt, token}, chk)
 	if err != nil {
 		return false, c, err
 	}

@@ -180,15 +180,20 @@ func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) err
 // shares per attempt, so a late or repeated message of one attempt never
 // touches another's share. fencing makes grants count the fencing counter.
 func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
-	k := n.Keys(name)
-	return &Lock{n: n, keys: []string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, fencing: fencing}
+	return n.LockKeys(n.Keys(name), owner, attempt, fencing)
+}
+
+// LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
+// caller that locks one name again and again computes them once.
+func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
+	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, fencing: fencing}
 }
 
 // Lock is one attempt's handle on one node. It is what the multilock core
 // drives (Acquire, Extend, Release, Fence).
 type Lock struct {
 	n       *Node
-	keys    []string
+	keys    [2]string // lock, fencing counter
 	channel string
 	owner   string
 	attempt string
@@ -230,7 +235,7 @@ func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, re
 	var res []int64
 	err = l.n.call(ctx, func(ctx context.Context) error {
 		var e error
-		res, e = acquireScript.Run(ctx, l.n.client, l.keys, l.owner, ms(ttl), l.attempt, fenceArg).Int64Slice()
+		res, e = acquireScript.Run(ctx, l.n.client, l.keys[:], l.owner, ms(ttl), l.attempt, fenceArg).Int64Slice()
 		return e
 	})
 	if err != nil {
@@ -305,7 +310,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 
 // Fence writes token back set-if-greater where this attempt's grant stands.
 func (l *Lock) Fence(ctx context.Context, token int64) (bool, error) {
-	v, err := l.int(ctx, fenceScript, l.keys, l.attempt, token)
+	v, err := l.int(ctx, fenceScript, l.keys[:], l.attempt, token)
 	return v == 1, err
 }
 

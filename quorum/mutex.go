@@ -38,7 +38,8 @@ type Mutex struct {
 	c     *Client
 	names []string
 	cfg   mutexConfig
-	rw    rwMode // a side of an RWMutex (rwmutex.go); rwNone for a Mutex
+	rw    rwMode        // a side of an RWMutex (rwmutex.go); rwNone for a Mutex
+	keys  [][]node.Keys // per name, per node: computed once, not per attempt
 }
 
 // Mutex returns the lock called name.
@@ -81,6 +82,13 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 			return nil, err
 		}
 	}
+	m.keys = make([][]node.Keys, len(m.names))
+	for j, name := range m.names {
+		m.keys[j] = make([]node.Keys, len(c.nodes))
+		for i, n := range c.nodes {
+			m.keys[j][i] = n.Keys(name)
+		}
+	}
 	return m, nil
 }
 
@@ -107,19 +115,19 @@ func (m *Mutex) build(owner string) (*multilock.MultiLock, error) {
 	c := m.c
 	attempt := c.next()
 	c.mlOptsOnce.Do(c.buildMLOpts)
-	perName := func(name string) (*multilock.MultiLock, error) {
+	perName := func(j int) (*multilock.MultiLock, error) {
 		ls := make([]multilock.Locker, len(c.nodes))
 		for i, n := range c.nodes {
-			ls[i] = m.sublock(i, n, name, owner, attempt, c.cfg.fencing) // safety.go
+			ls[i] = m.sublock(i, n, j, owner, attempt, c.cfg.fencing) // safety.go
 		}
 		return multilock.New(ls, c.mlOpts...)
 	}
 	if len(m.names) == 1 {
-		return perName(m.names[0])
+		return perName(0)
 	}
 	subs := make([]multilock.Locker, len(m.names))
-	for i, name := range m.names {
-		s, err := perName(name)
+	for i := range m.names {
+		s, err := perName(i)
 		if err != nil {
 			return nil, err
 		}
@@ -154,8 +162,16 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 	if err != nil {
 		return nil, 0, err
 	}
-	actx, cancel := context.WithTimeout(ctx, m.c.cfg.attemptTimeout)
-	defer cancel()
+	var actx context.Context
+	if ml.BoundByDeadline() {
+		// Every call of the attempt ends by its deadline on its own: no
+		// timer needed to bound the attempt (multilock.DeadlineBound).
+		actx = multilock.DeadlineOnly(ctx, time.Now().Add(m.c.cfg.attemptTimeout))
+	} else {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, m.c.cfg.attemptTimeout)
+		defer cancel()
+	}
 	_, wait, _, err := m.observedAcquire(actx, ml) // observer.go
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {

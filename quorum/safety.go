@@ -81,13 +81,13 @@ type checkedLocker interface {
 // sublock is node i's lock of one attempt: a plain node lock, or a read or
 // write share of a read-write lock, behind the safety gate when a safety
 // option is on.
-func (m *Mutex) sublock(i int, n *node.Node, name, owner, attempt string, fencing bool) multilock.Locker {
+func (m *Mutex) sublock(i int, n *node.Node, j int, owner, attempt string, fencing bool) multilock.Locker {
 	var l checkedLocker
 	switch m.rw {
 	case rwRead, rwWrite:
-		l = n.RWLock(name, owner, attempt, m.rw == rwWrite, fencing)
+		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, fencing)
 	default:
-		nl := n.Lock(name, owner, attempt, fencing)
+		nl := n.LockKeys(m.keys[j][i], owner, attempt, fencing)
 		if !m.c.gated() {
 			return nl
 		}
