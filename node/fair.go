@@ -155,7 +155,7 @@ func (n *Node) FairLock(name, owner, attempt string, w Waiter, mode QueueMode, f
 		w = Waiter{}
 	}
 	return &FairLock{
-		l:   &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, fencing: fencing},
+		l:   n.LockKeys(k, owner, attempt, fencing),
 		all: n.fairKeys(name), wake: f.Wake, w: w, mode: mode, answered: make(chan struct{}),
 	}
 }

@@ -176,7 +176,7 @@ func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) err
 }
 
 // Lock returns the handle of one acquisition attempt of lock name by owner
-// on this node. attempt must be unique per attempt: the scripts count hold
+// (which must not contain a NUL byte) on this node. attempt must be unique per attempt: the scripts count hold
 // shares per attempt, so a late or repeated message of one attempt never
 // touches another's share. fencing makes grants count the fencing counter.
 func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
@@ -186,7 +186,7 @@ func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
 // LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
 // caller that locks one name again and again computes them once.
 func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
-	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, fencing: fencing}
+	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: owner + "\x00" + attempt, fencing: fencing}
 }
 
 // Lock is one attempt's handle on one node. It is what the multilock core
@@ -197,6 +197,7 @@ type Lock struct {
 	channel string
 	owner   string
 	attempt string
+	val     string // owner + "\x00" + attempt: the fast path's string form
 	fencing bool
 }
 
@@ -267,7 +268,7 @@ func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, don
 	var set bool
 	err = l.n.call(ctx, func(ctx context.Context) error {
 		var e error
-		set, e = l.n.client.SetNX(ctx, l.keys[0], l.owner+"\x00"+l.attempt, ttl).Result()
+		set, e = l.n.client.SetNX(ctx, l.keys[0], l.val, ttl).Result()
 		return e
 	})
 	if err != nil {
@@ -298,7 +299,7 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 
 // Release gives back this attempt's share; true when it held one.
 func (l *Lock) Release(ctx context.Context) (bool, error) {
-	v, err := l.int(ctx, releaseScript, l.keys[:1], l.owner, l.attempt, l.channel)
+	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel)
 	return v == 1, err
 }
 
