@@ -419,39 +419,66 @@ func (n *Node) InspectMany(ctx context.Context, names []string) ([]State, error)
 	return out, nil
 }
 
+// readLockLua reads a lock in either form, in one step: {"string", value}
+// or {"hash", field, value, ...}, or {} when absent.
+const readLockLua = `local t = redis.call('type', KEYS[1]).ok
+if t == 'string' then return {'string', redis.call('get', KEYS[1])} end
+if t == 'hash' then
+  local h = redis.call('hgetall', KEYS[1])
+  table.insert(h, 1, 'hash')
+  return h
+end
+return {}`
+
+// readLock parses readLockLua's answer: the hash's fields, or for the
+// string form of a single fast-path holder ("owner\0attempt") its owner.
+func readLock(c *redis.Cmd) (hash map[string]string, owner string, isString bool, err error) {
+	vs, err := c.StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, "", false, err
+	}
+	hash = map[string]string{}
+	switch {
+	case len(vs) == 2 && vs[0] == "string":
+		owner, _, isString = strings.Cut(vs[1], "\x00")
+	case len(vs) > 0 && vs[0] == "hash":
+		for i := 1; i+1 < len(vs); i += 2 {
+			hash[vs[i]] = vs[i+1]
+		}
+	}
+	return hash, owner, isString, nil
+}
+
 func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 	type cmds struct {
-		h, forced *redis.MapStringStringCmd
-		pt        *redis.DurationCmd
-		f         *redis.StringCmd
+		lock   *redis.Cmd
+		forced *redis.MapStringStringCmd
+		pt     *redis.DurationCmd
+		f      *redis.StringCmd
 	}
 	cs := make([]cmds, len(names))
 	pipe := n.client.TxPipeline()
 	tm := pipe.Time(ctx) // a read-write lock's shares carry deadlines on this clock
 	for i, name := range names {
 		k := n.Keys(name)
-		cs[i] = cmds{h: pipe.HGetAll(ctx, k.Lock), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
+		// The lock is a hash, or a string while one fast-path acquisition
+		// holds it (Lock.Acquire): a script reads either. EVAL, not
+		// EVALSHA: a transaction cannot fall back on NOSCRIPT.
+		cs[i] = cmds{lock: pipe.Eval(ctx, readLockLua, []string{k.Lock}), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && tm.Err() != nil {
-		return tm.Err() // the transaction failed, not one read of a key of another type
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
 	}
 	for i, c := range cs {
 		st := State{Holders: map[string]int64{}}
-		if isRedisError(c.h.Err(), "WRONGTYPE") {
-			// A string: one fast-path acquisition holds the lock
-			// (Lock.Acquire), "owner\0attempt". Read after the transaction;
-			// the lock may have changed since.
-			v, err := n.client.Get(ctx, n.Keys(names[i]).Lock).Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				return err
-			}
-			if owner, _, ok := strings.Cut(v, "\x00"); ok {
-				st.Present, st.Attempts, st.Holders[owner] = true, 1, 1
-			}
-		} else if err := c.h.Err(); err != nil && !errors.Is(err, redis.Nil) {
+		h, owner, isString, err := readLock(c.lock)
+		if err != nil {
 			return err
 		}
-		for field, v := range c.h.Val() {
+		if isString {
+			st.Present, st.Attempts, st.Holders[owner] = true, 1, 1
+		}
+		for field, v := range h {
 			switch {
 			case field == "\x00mode":
 				// A read-write lock's mode (rw_acquire.lua).
@@ -475,8 +502,8 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 			}
 		}
 		// A force's tombstone alone (Force.Hold) is no lock.
-		_, tomb := c.h.Val()["\x00forced"]
-		st.Present = st.Present || len(c.h.Val()) > 0 && !(tomb && len(c.h.Val()) == 1)
+		_, tomb := h["\x00forced"]
+		st.Present = st.Present || len(h) > 0 && !(tomb && len(h) == 1)
 		if d := c.pt.Val(); d > 0 {
 			st.TTL = d
 		}
