@@ -203,6 +203,13 @@ type MultiLock struct {
 	outcomes []Outcome
 	elapsed  time.Duration
 	rel      []uint8 // per sub-lock, from Release on: rel* bits
+
+	// one backs the per-sub-lock slices when there is a single sub-lock.
+	one struct {
+		names    [1]string
+		outcomes [1]Outcome
+		rel      [1]uint8
+	}
 }
 
 // New returns a MultiLock over lockers. It fails for no lockers, a nil
@@ -229,8 +236,13 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 		return nil, fmt.Errorf("multilock: release timeout must be positive, got %v", cfg.releaseTimeout)
 	}
 	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
-	m.names = make([]string, n)
-	m.outcomes = make([]Outcome, n)
+	if n == 1 {
+		// One node: no allocations of their own for the per-node slices.
+		m.names, m.outcomes = m.one.names[:], m.one.outcomes[:]
+	} else {
+		m.names = make([]string, n)
+		m.outcomes = make([]Outcome, n)
+	}
 	for i, l := range lockers {
 		if l == nil {
 			return nil, fmt.Errorf("multilock: sub-lock %d is nil", i)
@@ -755,7 +767,11 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 	st := m.state
 	m.state = released
 	if st == held || st == acquiring {
-		m.rel = make([]uint8, len(m.lockers))
+		if len(m.lockers) == 1 {
+			m.rel = m.one.rel[:]
+		} else {
+			m.rel = make([]uint8, len(m.lockers))
+		}
 	}
 	m.mu.Unlock()
 	if st != held && st != acquiring {

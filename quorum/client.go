@@ -224,7 +224,14 @@ func (c *Client) Close() error {
 	return errors.Join(errs...)
 }
 
-func (c *Client) next() string { return c.id + ":" + strconv.FormatUint(c.seq.Add(1), 36) }
+// next is a new identity (owner or attempt), unique across clients: the
+// client's UUID and a counter, built in one allocation.
+func (c *Client) next() string {
+	var buf [64]byte
+	b := append(buf[:0], c.id...)
+	b = append(b, ':')
+	return string(strconv.AppendUint(b, c.seq.Add(1), 36))
+}
 
 // ForceUnlock removes lock name on every node and wakes its waiters. It is
 // an operator's tool: a holder that is still running is no longer protected
