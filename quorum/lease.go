@@ -40,11 +40,11 @@ type Lease struct {
 	// lease: nothing runs between renewals, and Unlock only stops it.
 	timer    *time.Timer
 	renewing sync.WaitGroup
-	acquired time.Time // when the lease was obtained (observer.go: hold time)
+	acquired time.Time // when the lease was obtained, with an observer (observer.go: hold time)
 }
 
 func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
-	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, acquired: time.Now()}
+	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, acquired: m.c.observedNow()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.watchdog {

@@ -199,7 +199,7 @@ func splitBackoff() time.Duration {
 // error wrapping ErrNotObtained (with per-node detail). It never waits for
 // the lock; it takes at most the attempt timeout.
 func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
-	defer m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
+	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
 	owner := m.owner()
 	ml, _, err := m.try(ctx, owner)
 	if err != nil {
@@ -215,7 +215,7 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // interval, whichever comes first. A cancelled wait reports
 // errors.Join(ErrNotObtained, ..., ctx.Err()).
 func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
-	defer m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
+	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
 	owner := m.owner()
 	var (
 		signal  chan struct{}
