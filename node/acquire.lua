@@ -4,22 +4,11 @@
 -- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count fencing
 -- Returns {1, fence} when granted, {0, pttl} when held by another owner.
 local att = '\0a:' .. ARGV[3]
-local function fence(bump)
-  if ARGV[4] ~= '1' then return 0 end
-  if bump then return redis.call('incr', KEYS[2]) end
-  return tonumber(redis.call('get', KEYS[2]) or '0')
-end
-local function rearm()
-  -- Never shorten a claim another acquisition of this owner relies on.
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
-    redis.call('pexpire', KEYS[1], ARGV[2])
-  end
-end
 -- Free: create with count 1.
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('hset', KEYS[1], ARGV[1], 1, att, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, fence(true)}
+  return {1, fence(true, KEYS[2])}
 end
 -- Held by a single fast-path acquisition: see it as the hash it stands for.
 promote()
@@ -27,14 +16,14 @@ promote()
 -- answer again without counting twice.
 if redis.call('hexists', KEYS[1], att) == 1 then
   rearm()
-  return {1, fence(false)}
+  return {1, fence(false, KEYS[2])}
 end
 -- Held by the same owner: reentrant, count + 1.
 if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[1], 1)
   redis.call('hset', KEYS[1], att, 1)
   rearm()
-  return {1, fence(false)}
+  return {1, fence(false, KEYS[2])}
 end
 -- Held by another owner: tell the caller how long that claim lasts.
 return {0, redis.call('pttl', KEYS[1])}

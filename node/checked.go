@@ -190,7 +190,13 @@ func (l *Lock) fenceArg() string {
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	res, c, err := l.n.runChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg()}, chk)
+	return l.n.acquireChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg()}, chk)
+}
+
+// acquireChecked runs an acquire script (plain or read-write) with the checks
+// and reads its {granted, fence-or-pttl} answer.
+func (n *Node) acquireChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
+	res, c, err := n.runChecked(ctx, s, keys, args, chk)
 	if err != nil {
 		return false, 0, 0, c, err
 	}

@@ -27,7 +27,7 @@ var (
 
 	// Each fair script is the shared helpers followed by its own body.
 	fairTicketScript  = redis.NewScript(fairLibLua + fairTicketLua)
-	fairAcquireScript = redis.NewScript(promoted(fairLibLua + fairAcquireLua))
+	fairAcquireScript = redis.NewScript(promoted(fairLibLua + acquireLibLua + fairAcquireLua))
 	fairReleaseScript = redis.NewScript(promoted(fairLibLua + fairReleaseLua))
 	fairLeaveScript   = redis.NewScript(fairLibLua + fairLeaveLua)
 )

@@ -15,16 +15,6 @@ local now = now_ms()
 local changed = purge(now)
 local att = '\0a:' .. ARGV[3]
 local waiter, mode, timeout = ARGV[5], ARGV[7], tonumber(ARGV[8])
-local function fence(bump)
-  if ARGV[4] ~= '1' then return 0 end
-  if bump then return redis.call('incr', KEYS[5]) end
-  return tonumber(redis.call('get', KEYS[5]) or '0')
-end
-local function rearm()
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
-    redis.call('pexpire', KEYS[1], ARGV[2])
-  end
-end
 
 local entry = 0
 if mode ~= 'try' then
@@ -68,14 +58,14 @@ local mine = redis.call('hmget', KEYS[1], att, ARGV[1])
 -- This attempt already holds it (a retried call whose reply was lost).
 if mine[1] then
   rearm()
-  return {1, fence(false), entry}
+  return {1, fence(false, KEYS[5]), entry}
 end
 -- Held by the same owner: reentrant, whatever the line says (as Redisson).
 if mine[2] then
   redis.call('hincrby', KEYS[1], ARGV[1], 1)
   redis.call('hset', KEYS[1], att, 1)
   rearm()
-  return {1, fence(false), entry}
+  return {1, fence(false, KEYS[5]), entry}
 end
 -- Held by another owner (fair or plain): wait for its claim.
 if redis.call('exists', KEYS[1]) == 1 then
@@ -95,4 +85,4 @@ if entry == 3 or (#h > 0 and h[1] ~= waiter) then
 end
 redis.call('hset', KEYS[1], ARGV[1], 1, att, 1)
 redis.call('pexpire', KEYS[1], ARGV[2])
-return {1, fence(true), entry}
+return {1, fence(true, KEYS[5]), entry}

@@ -29,10 +29,12 @@ var (
 	forceFinishLua string
 	//go:embed lock_lib.lua
 	lockLibLua string
+	//go:embed acquire_lib.lua
+	acquireLibLua string
 
 	// Scripts run by SHA (EVALSHA) with a fallback to the body (EVAL) when
 	// the server's script cache does not have them.
-	acquireScript      = redis.NewScript(lockLibLua + acquireLua)
+	acquireScript      = redis.NewScript(lockLibLua + acquireLibLua + acquireLua)
 	releaseScript      = redis.NewScript(releaseLua)
 	extendScript       = redis.NewScript(promoted(extendLua))
 	fenceScript        = redis.NewScript(promoted(fenceLua))
@@ -229,36 +231,9 @@ func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, re
 			return granted, 0, 0, err
 		}
 	}
-	fenceArg := "0"
-	if l.fencing {
-		fenceArg = "1"
-	}
-	var res []int64
-	err = l.n.call(ctx, func(ctx context.Context) error {
-		var e error
-		res, e = acquireScript.Run(ctx, l.n.client, l.keys[:], l.owner, ms(ttl), l.attempt, fenceArg).Int64Slice()
-		return e
-	})
-	if err != nil {
-		return false, 0, 0, err
-	}
-	if len(res) != 2 {
-		return false, 0, 0, fmt.Errorf("node: acquire script answered %v", res)
-	}
-	if res[0] == 1 {
-		return true, 0, res[1], nil
-	}
-	if res[1] > 0 {
-		remaining = time.Duration(res[1]) * time.Millisecond
-	}
-	return false, remaining, 0, nil
+	granted, remaining, fence, _, err = l.AcquireChecked(ctx, ttl, Checks{})
+	return granted, remaining, fence, err
 }
-
-// BoundByDeadline reports whether calls end by their context's deadline
-// without a cancellation (multilock.DeadlineBound): true unless the go-redis
-// client ignores context deadlines, in which case every call is wrapped to
-// wait on the context instead.
-func (l *Lock) BoundByDeadline() bool { return !l.n.guarded }
 
 // acquireFast is Acquire's one-command path; done is false when the acquire
 // script must decide. It answers only a grant: SET NX replies OK or nothing
@@ -276,12 +251,6 @@ func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, don
 		return false, true, err
 	}
 	return set, set, nil
-}
-
-// isRedisError reports whether err is an error reply starting with prefix.
-func isRedisError(err error, prefix string) bool {
-	var re redis.Error
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), prefix)
 }
 
 func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...any) (int64, error) {

@@ -16,7 +16,7 @@ var (
 	//go:embed rw_extend.lua
 	rwExtendLua string
 
-	rwAcquireScript = redis.NewScript(promoted(rwAcquireLua))
+	rwAcquireScript = redis.NewScript(promoted(acquireLibLua + rwAcquireLua))
 	rwReleaseScript = redis.NewScript(promoted(rwReleaseLua))
 	rwExtendScript  = redis.NewScript(promoted(rwExtendLua))
 )
@@ -79,16 +79,7 @@ func (l *RWLock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, 
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *RWLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	res, c, err := l.n.runChecked(ctx, rwAcquireScript, l.keys, l.args(ttl), chk)
-	if err != nil {
-		return false, 0, 0, c, err
-	}
-	v, err := int64s(res)
-	if err != nil {
-		return false, 0, 0, c, err
-	}
-	granted, remaining, fence = acquireAnswer(v)
-	return granted, remaining, fence, c, nil
+	return l.n.acquireChecked(ctx, rwAcquireScript, l.keys, l.args(ttl), chk)
 }
 
 // Release gives back this attempt's share; true when it held one. It

@@ -12,17 +12,6 @@ local att = '\0a:' .. ARGV[3]
 local ttl = tonumber(ARGV[2])
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function fence(bump)
-  if ARGV[4] ~= '1' then return 0 end
-  if bump then return redis.call('incr', KEYS[2]) end
-  return tonumber(redis.call('get', KEYS[2]) or '0')
-end
-local function rearm()
-  -- Never shorten a claim another share relies on.
-  if redis.call('pttl', KEYS[1]) < ttl then
-    redis.call('pexpire', KEYS[1], ttl)
-  end
-end
 local function grant(mode)
   redis.call('hset', KEYS[1], '\0mode', mode, att, ARGV[5] .. ':' .. (now + ttl) .. ':' .. ARGV[1])
   rearm()
@@ -56,7 +45,7 @@ end
 if writers + readers == 0 then
   redis.call('del', KEYS[1])
   if ARGV[5] == 'w' then grant('write') else grant('read') end
-  return {1, fence(true)}
+  return {1, fence(true, KEYS[2])}
 end
 local mode = 'read'
 if writers > 0 then mode = 'write' end
@@ -64,19 +53,19 @@ if writers > 0 then mode = 'write' end
 -- answer again and move its deadline, without counting twice.
 if mine then
   grant(mode)
-  return {1, fence(false)}
+  return {1, fence(false, KEYS[2])}
 end
 if ARGV[5] == 'r' then
   -- Readers share; a writer's owner may also read (a write lock can take a
   -- read lock it covers).
   if writers == 0 or ownerWrites then
     grant(mode)
-    return {1, fence(false)}
+    return {1, fence(false, KEYS[2])}
   end
 elseif ownerWrites then
   -- Reentrant write by the owner that writes (any readers are that owner).
   -- A reader asking to write is refused: no upgrade.
   grant('write')
-  return {1, fence(false)}
+  return {1, fence(false, KEYS[2])}
 end
 return {0, redis.call('pttl', KEYS[1])}
