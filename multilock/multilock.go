@@ -243,9 +243,13 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 		m.names = make([]string, n)
 		m.outcomes = make([]Outcome, n)
 	}
+	m.bound = true
 	for i, l := range lockers {
 		if l == nil {
 			return nil, fmt.Errorf("multilock: sub-lock %d is nil", i)
+		}
+		if b, ok := l.(DeadlineBound); !ok || !b.BoundByDeadline() {
+			m.bound = false
 		}
 		if s, ok := l.(fmt.Stringer); ok {
 			m.names[i] = s.String()
@@ -253,13 +257,6 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 			m.names[i] = fmt.Sprintf("sub-lock %d", i)
 		}
 		m.outcomes[i].Node = m.names[i]
-	}
-	m.bound = true
-	for _, l := range lockers {
-		if b, ok := l.(DeadlineBound); !ok || !b.BoundByDeadline() {
-			m.bound = false
-			break
-		}
 	}
 	return m, nil
 }
@@ -318,10 +315,9 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		i := idx[0]
 		pctx, cancel := ctx, context.CancelFunc(nil)
 		switch {
-		case hasDeadline && !d.After(dl):
 		case m.bound:
-			pctx = &deadlineCtx{Context: ctx, dl: dl}
-		default:
+			pctx = DeadlineOnly(ctx, dl)
+		case !hasDeadline || d.After(dl):
 			pctx, cancel = context.WithDeadline(ctx, dl)
 		}
 		t0 := m.cfg.clock.Now()
@@ -339,7 +335,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		left   atomic.Int32
 	)
 	if m.bound {
-		pctx = &deadlineCtx{Context: context.WithoutCancel(ctx), dl: dl}
+		pctx = DeadlineOnly(context.WithoutCancel(ctx), dl)
 	} else {
 		pctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
 	}
