@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -36,7 +37,7 @@ var Kinds = []Kind{Quorumlock, Redsync, Redislock, Raw}
 var (
 	// ErrNotObtained: the lock was not obtained (held by someone else, not
 	// enough nodes answered, or the context ended first).
-	ErrNotObtained = errors.New("adapters: lock not obtained")
+	ErrNotObtained = workload.ErrNotObtained
 	// ErrUnsupported: the implementation cannot do what the Config asks
 	// (redislock on several nodes, fencing on a peer without tokens).
 	ErrUnsupported = errors.New("adapters: not supported by this implementation")
@@ -77,26 +78,16 @@ type Locker interface {
 	Close() error
 }
 
-// Mutex is one named lock.
-type Mutex interface {
-	// TryLock tries once and returns a Lease or an error wrapping
-	// ErrNotObtained.
-	TryLock(ctx context.Context) (Lease, error)
-	// Lock waits until the lock is obtained or ctx ends (then the error
-	// wraps ErrNotObtained and ctx.Err()).
-	Lock(ctx context.Context) (Lease, error)
-}
+// Mutex is one named lock: the chaos matrix's workload.Locker, so the matrix
+// runs every implementation as a mode as it is. TryLock tries once; Lock
+// waits until the lock is obtained or ctx ends. "Not obtained" errors wrap
+// ErrNotObtained (and, for Lock, ctx.Err()).
+type Mutex = workload.Locker
 
-// Lease is one held acquisition.
-type Lease interface {
-	// Unlock gives the lock back.
-	Unlock(ctx context.Context) error
-	// Token is the fencing token; 0 for implementations without one.
-	Token() int64
-	// Until is when the lock's validity ends as far as the client knows
-	// (its own clock).
-	Until() time.Time
-}
+// Lease is one held acquisition (workload.Lease): Unlock, the fencing Token
+// (0 for implementations without one), and Until, the end of the validity as
+// far as the client knows.
+type Lease = workload.Lease
 
 // New returns a Locker of cfg.Kind over clients, one go-redis client per
 // independent Redis node. The clients stay the caller's.

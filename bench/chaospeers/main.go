@@ -51,24 +51,8 @@ func peer(kind adapters.Kind) matrix.LockFunc {
 			_ = l.Close()
 			return nil, nil, err
 		}
-		return locker{m}, l.Close, nil
+		return m, l.Close, nil
 	}
-}
-
-// locker adapts an adapters.Mutex to workload.Locker.
-type locker struct{ m adapters.Mutex }
-
-func (l locker) TryLock(ctx context.Context) (workload.Lease, error) { return held(l.m.TryLock(ctx)) }
-func (l locker) Lock(ctx context.Context) (workload.Lease, error)    { return held(l.m.Lock(ctx)) }
-
-func held(le adapters.Lease, err error) (workload.Lease, error) {
-	if err != nil {
-		if errors.Is(err, adapters.ErrNotObtained) {
-			err = errors.Join(workload.ErrNotObtained, err)
-		}
-		return nil, err
-	}
-	return le, nil
 }
 
 type quiet struct{}

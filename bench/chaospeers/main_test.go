@@ -9,7 +9,6 @@ import (
 
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
-	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -37,8 +36,6 @@ func TestPeerModes(t *testing.T) {
 		}
 	}
 }
-
-var _ workload.Locker = locker{}
 
 // A peer through the whole pipeline: redislock under a client pause
 // accepts the paused holder's stale write (it has no fencing tokens).
