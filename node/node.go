@@ -61,6 +61,8 @@ type Node struct {
 
 	subMu sync.Mutex
 	sub   *subscriber
+
+	warmer warmer // warm.go
 }
 
 // Option configures a Node.
@@ -161,6 +163,14 @@ func (n *Node) Prefix() string { return n.prefix }
 // When the wrapped fn is given up on (ctx ended first) it runs on: a caller
 // must not read what fn writes unless call returned nil.
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	err := n.run(ctx, fn)
+	if err != nil {
+		n.warm(err) // warm.go
+	}
+	return err
+}
+
+func (n *Node) run(ctx context.Context, fn func(ctx context.Context) error) error {
 	if !n.guarded {
 		return fn(ctx)
 	}
@@ -616,9 +626,10 @@ func ParseInfo(s string) map[string]string {
 	return out
 }
 
-// Close stops the node's pub/sub listener (if one was started). It does not
-// close the client.
+// Close stops the node's pub/sub listener (if one was started) and its
+// connection warm-ups (warm.go) for good. It does not close the client.
 func (n *Node) Close() error {
+	n.stopWarm()
 	n.subMu.Lock()
 	s := n.sub
 	n.sub = nil
