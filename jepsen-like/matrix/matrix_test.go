@@ -1,9 +1,11 @@
 package matrix
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 	"github.com/quorumlock/quorumlock/localredis"
 )
@@ -18,8 +20,13 @@ func needRedis(t *testing.T) {
 	}
 }
 
-// testTiming is the shortest timing every scenario fits in.
-var testTiming = Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work}
+// testTiming is the shortest timing every scenario fits in. Its attempt
+// timeout is twice the library's default: with 5 nodes each call then gets
+// 100 ms, not 50, which a loaded CI machine needs for a round trip through
+// the in-process proxies (at the default, cells of TestMatrixCanFail
+// acquired nothing in 2.5 s with 6 busy processes on the 2 cores).
+var testTiming = Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work,
+	AttemptTimeout: 500 * time.Millisecond}
 
 func findCell(t *testing.T, mode, scenario string) Cell {
 	t.Helper()
@@ -44,8 +51,9 @@ func TestMatrixCanFail(t *testing.T) {
 		t.Fatal(err, out.Errors)
 	}
 	rows := map[string]report.Result{}
-	for _, r := range out.Matrix.Results {
+	for i, r := range out.Matrix.Results {
 		rows[r.Mode+" × "+r.Scenario] = r
+		t.Logf("%s × %s: %d of %d attempts acquired%s", r.Mode, r.Scenario, r.Acquisitions, r.Attempts, firstErrors(out.Histories[i], 3))
 	}
 	if len(rows) != 4 || len(out.Histories) != 4 {
 		t.Fatalf("%d rows, %d histories; want 4", len(rows), len(out.Histories))
@@ -65,6 +73,20 @@ func TestMatrixCanFail(t *testing.T) {
 	if f := Failures(out.Matrix); len(f) != 0 {
 		t.Errorf("failures: %v", f)
 	}
+}
+
+// firstErrors lists the first n distinct errors of h's operations, for a
+// failure message that says why nothing was acquired.
+func firstErrors(h history.History, n int) string {
+	var out string
+	seen := map[string]bool{}
+	for _, o := range h.Ops {
+		if o.Error != "" && !seen[o.Error] && len(seen) < n {
+			seen[o.Error] = true
+			out += fmt.Sprintf("\n\t%v at %v: %s", o.Kind, o.Invoke.Round(time.Millisecond), o.Error)
+		}
+	}
+	return out
 }
 
 // failover without WAIT grants the lock on both sides of a split brain;

@@ -22,6 +22,9 @@ type LockParams struct {
 	// Watchdog asks for leases of LeaseTime renewed automatically while
 	// held (quorum's default behaviour); locks without renewal ignore it.
 	Watchdog bool
+	// AttemptTimeout, if positive, replaces the lock's default attempt
+	// timeout (Timing.AttemptTimeout).
+	AttemptTimeout time.Duration
 	// Clients are the worker's own connections, one per lock node: every
 	// independent master in order, or the group's master for a group.
 	Clients []redis.UniversalClient
@@ -74,6 +77,9 @@ const waitTimeout = 100 * time.Millisecond
 func QuorumLock(opts ...quorum.Option) LockFunc {
 	return func(p LockParams) (workload.Locker, func() error, error) {
 		all := append([]quorum.Option{quorum.WithRetryInterval(100 * time.Millisecond), quorum.WithTTL(p.LeaseTime)}, opts...)
+		if p.AttemptTimeout > 0 {
+			all = append(all, quorum.WithAttemptTimeout(p.AttemptTimeout))
+		}
 		qc, err := quorum.New(p.Clients, all...)
 		if err != nil {
 			return nil, nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
@@ -224,13 +225,16 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	rec.SetMeta("scenario", c.Scenario.ID)
 	rec.SetMeta("seed", fmt.Sprint(seed))
 	rec.SetMeta("lease", t.Lease.String())
+	if t.AttemptTimeout > 0 {
+		rec.SetMeta("attempt_timeout", t.AttemptTimeout.String())
+	}
 	cc := &cell{mode: c.Mode, sc: c.Scenario, timing: t, cluster: cl, rec: rec, seed: seed}
 	p, err := c.Scenario.plan(cc)
 	if err != nil {
 		return history.History{}, err
 	}
 
-	workers, closeAll, err := cc.workers(p)
+	workers, closeAll, err := cc.workers(ctx, p)
 	defer closeAll()
 	if err != nil {
 		return history.History{}, err
@@ -260,7 +264,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 }
 
 // workers builds each worker's connections and lock.
-func (c *cell) workers(p plan) ([]workload.Worker, func(), error) {
+func (c *cell) workers(ctx context.Context, p plan) ([]workload.Worker, func(), error) {
 	var closers []func() error
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -288,7 +292,10 @@ func (c *cell) workers(p plan) ([]workload.Worker, func(), error) {
 			clients[i] = rc
 			closers = append(closers, rc.Close)
 		}
-		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, Watchdog: p.watchdog, Clients: clients})
+		if err := connect(ctx, clients); err != nil {
+			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
+		}
+		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, AttemptTimeout: c.timing.AttemptTimeout, Watchdog: p.watchdog, Clients: clients})
 		if err != nil {
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}
@@ -298,6 +305,20 @@ func (c *cell) workers(p plan) ([]workload.Worker, func(), error) {
 		out = append(out, workload.Worker{ID: w, Locker: l, Gate: p.gates[w]})
 	}
 	return out, closeAll, nil
+}
+
+// connect opens one connection of every client before the workload starts,
+// so that the first acquisitions measure the lock and not the dials of a
+// cold start (on a loaded machine, 4 workers × 5 nodes dialling at once
+// through the proxies can outlast the first attempts' deadlines).
+func connect(ctx context.Context, clients []redis.UniversalClient) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var g errgroup.Group
+	for _, c := range clients {
+		g.Go(func() error { return c.Ping(ctx).Err() })
+	}
+	return g.Wait()
 }
 
 // runFaults plays the plan's schedule and nemesis; both heal what they

@@ -81,6 +81,12 @@ type Timing struct {
 	Workers int
 	// Work is the time between read and write.
 	Work workload.Range
+	// AttemptTimeout, if set, is the quorum lock's attempt timeout
+	// (quorum.WithAttemptTimeout) instead of its default; the peers' locks
+	// ignore it. The tests set it: on a loaded CI machine the default 1/5
+	// share of 250 ms per node is less than one round trip through the
+	// in-process toxiproxy, and a cell then acquires nothing.
+	AttemptTimeout time.Duration
 }
 
 // Quick is the timing of `quorumlock chaos --quick`.
@@ -97,6 +103,9 @@ var Full = Timing{Duration: 8 * time.Second, Lease: 2 * time.Second, Workers: 4,
 func (t Timing) Validate() error {
 	if t.Workers < 2 {
 		return fmt.Errorf("matrix: need at least 2 workers (contention, and one on each side of a split), got %d", t.Workers)
+	}
+	if t.AttemptTimeout < 0 || t.AttemptTimeout >= t.Lease {
+		return fmt.Errorf("matrix: attempt timeout %v must be ≥ 0 (0: the lock's default) and below the lease time %v", t.AttemptTimeout, t.Lease)
 	}
 	if t.Lease < 200*time.Millisecond {
 		return fmt.Errorf("matrix: lease time %v too short; at least 200ms", t.Lease)

@@ -178,6 +178,9 @@ func TestTimingValidate(t *testing.T) {
 		{"one worker", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 1}, false},
 		{"lease too short", Timing{Duration: 3 * time.Second, Lease: 10 * time.Millisecond, Workers: 4}, false},
 		{"duration too short for the lease", Timing{Duration: 2 * time.Second, Lease: time.Second, Workers: 4}, false},
+		{"the tests' attempt timeout", testTiming, true},
+		{"negative attempt timeout", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: -1}, false},
+		{"attempt timeout as long as the lease", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: time.Second}, false},
 	} {
 		if err := tt.t.Validate(); (err == nil) != tt.ok {
 			t.Errorf("%s: Validate() = %v, want ok=%v", tt.name, err, tt.ok)
