@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,25 @@ func screenshot(t *testing.T, dir, name string) chromedp.Action[chromedp.Void] {
 		t.Logf("screenshot: %s", p)
 		return nil
 	})
+}
+
+// clickNow clicks the element sel matches, finding and clicking it in one
+// script step. chromedp.Click finds the node first and clicks it in a
+// second call; the page's live refresh replaces the table in between now
+// and then, and the click then fails with "Could not find node with given
+// id" (a CI failure).
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	q := strconv.Quote(sel)
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Poll[bool](`(() => { const e = document.querySelector(`+q+`); if (!e) return false; e.click(); return true; })()`)(ctx, tg)
+		return err
+	})
+}
+
+// textNow reads the text of the element sel matches in one script step
+// (see clickNow); "" if there is none.
+func textNow(sel string) chromedp.Action[string] {
+	return chromedp.Evaluate[string](`(() => { const e = document.querySelector(` + strconv.Quote(sel) + `); return e ? e.innerText : ""; })()`)
 }
 
 // End to end in headless Chromium: the page lists a held lock with its
@@ -154,13 +174,13 @@ func TestBrowserForceUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("page with a held lock: %v", err)
 	}
-	holder, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(row+` td.holder`)))
+	holder, err := chromedp.Run(tctx, textNow(row+` td.holder`))
 	if err != nil || holder != "worker-1" {
 		t.Fatalf("holder shown %q (%v), want worker-1", holder, err)
 	}
 
 	err = chromedp.Do(tctx,
-		chromedp.Click(chromedp.CSS(row+` button[data-force]`)),
+		clickNow(row+` button[data-force]`),
 		chromedp.WaitVisible(chromedp.ID("force")),
 		chromedp.SendKeys(chromedp.ID("force-by"), "e2e-operator"),
 		chromedp.SendKeys(chromedp.ID("force-confirm"), "orders/4"), // not yet the whole name
@@ -209,7 +229,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("page after the force-unlock: %v", err)
 	}
-	forced, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(`#detail .forced`)))
+	forced, err := chromedp.Run(tctx, textNow(`#detail .forced`))
 	if want := "force-unlocked by e2e-operator (console 127.0.0.1:"; err != nil || !strings.HasPrefix(forced, want) {
 		t.Fatalf("page says %q (%v), want it to start with %q", forced, err, want)
 	}
