@@ -304,7 +304,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	for {
 		if w == nil {
 			if w, err = f.join(ctx, slot); err != nil {
-				if fairGivesUp(ctx, err) {
+				if stop, err := givesUp(ctx, err); stop {
 					return nil, err
 				}
 				// Too few nodes answered: take a ticket again, soon the
@@ -342,7 +342,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			}
 			return f.m.newLease(ml, owner), nil
 		}
-		if fairGivesUp(ctx, err) {
+		if stop, err := givesUp(ctx, err); stop {
 			f.leave(w)
 			return nil, err
 		}
@@ -379,10 +379,19 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	}
 }
 
-// fairGivesUp reports whether a failed try ends Lock: the caller gave up, the
-// client is closed, or something other than contention went wrong.
-func fairGivesUp(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed)
+// givesUp reports whether a failed try ends a Lock (Mutex's or
+// FairMutex's): the caller gave up, the client is closed, or something
+// other than contention went wrong. It returns the error Lock returns then:
+// err, with ctx's error joined when ctx ended (a try that saw it joined it
+// already, but ctx may end just after).
+func givesUp(ctx context.Context, err error) (bool, error) {
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			err = errors.Join(err, cerr)
+		}
+		return true, err
+	}
+	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed), err
 }
 
 // sleep waits for a wake-up, d, or the end of ctx (then it returns ctx's

@@ -233,7 +233,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			won = true
 			return m.newLease(ml, owner), nil
 		}
-		if ctx.Err() != nil || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) {
+		if stop, err := givesUp(ctx, err); stop {
 			return nil, err
 		}
 		if watches == nil {

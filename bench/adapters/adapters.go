@@ -141,10 +141,24 @@ func notObtained(ctx context.Context, err error) error {
 	case !errors.Is(err, ErrNotObtained):
 		err = errors.Join(ErrNotObtained, err)
 	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	if cerr := ended(ctx); cerr != nil && !errors.Is(err, cerr) {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// ended is ctx.Err(), or DeadlineExceeded once ctx's deadline has passed
+// even if its timer has not fired yet: with the deadline on the socket
+// (ContextTimeoutEnabled) a call can fail with an i/o timeout a moment
+// before ctx reports it (a CI failure of TestContract under load).
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // sleep waits d or until ctx ends; false when ctx ended.

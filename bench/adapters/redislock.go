@@ -53,7 +53,7 @@ func (m rlMutex) TryLock(ctx context.Context) (Lease, error) {
 func (m rlMutex) Lock(ctx context.Context) (Lease, error) {
 	for {
 		l, err := m.obtain(ctx, redislock.LinearBackoff(m.l.delay))
-		if err == nil || ctx.Err() != nil || !errors.Is(err, ErrNotObtained) {
+		if err == nil || ended(ctx) != nil || !errors.Is(err, ErrNotObtained) {
 			return l, err
 		}
 	}
@@ -65,7 +65,7 @@ func (m rlMutex) obtain(ctx context.Context, retry redislock.RetryStrategy) (Lea
 	switch {
 	case err == nil:
 		return rlHeld{l: l, until: start.Add(m.l.ttl)}, nil
-	case errors.Is(err, redislock.ErrNotObtained), ctx.Err() != nil:
+	case errors.Is(err, redislock.ErrNotObtained), ended(ctx) != nil:
 		// With the context's deadline on the socket (ContextTimeoutEnabled)
 		// an expired wait shows as an i/o timeout.
 		return nil, notObtained(ctx, err)

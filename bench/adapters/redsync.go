@@ -68,7 +68,7 @@ func (m rsMutex) Lock(ctx context.Context) (Lease, error) {
 		if err == nil {
 			return rsHeld{mu}, nil
 		}
-		if ctx.Err() != nil {
+		if ended(ctx) != nil {
 			return nil, notObtained(ctx, err)
 		}
 	}

@@ -21,12 +21,13 @@ func needRedis(t *testing.T) {
 }
 
 // testTiming is the shortest timing every scenario fits in. Its attempt
-// timeout is twice the library's default: with 5 nodes each call then gets
-// 100 ms, not 50, which a loaded CI machine needs for a round trip through
-// the in-process proxies (at the default, cells of TestMatrixCanFail
-// acquired nothing in 2.5 s with 6 busy processes on the 2 cores).
+// timeout is three times the library's default: with 5 nodes each call
+// then gets 150 ms, not 50, which a loaded CI machine needs for a round
+// trip through the in-process proxies (at the default, cells of
+// TestMatrixCanFail acquired nothing in 2.5 s with 6 busy processes on the
+// 2 cores).
 var testTiming = Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work,
-	AttemptTimeout: 500 * time.Millisecond}
+	AttemptTimeout: 750 * time.Millisecond}
 
 func findCell(t *testing.T, mode, scenario string) Cell {
 	t.Helper()
@@ -46,7 +47,11 @@ func TestMatrixCanFail(t *testing.T) {
 	needRedis(t)
 	ms, _ := SelectModes(Modes, "redlock-5,redlock-5+fencing")
 	ss, _ := SelectScenarios(Scenarios, "baseline,client-pause")
-	out, err := Run(t.Context(), Config{Modes: ms, Scenarios: ss, Timing: testTiming, Seed: 1, Parallel: 2})
+	// One cell at a time: two clusters of 5 in one process, next to the
+	// other packages' tests, starved the cells (with 8 busy processes on 2
+	// cores, 2 of 3 runs had cells with 2 acquisitions; one at a time, 6
+	// of 6 runs acquired throughout).
+	out, err := Run(t.Context(), Config{Modes: ms, Scenarios: ss, Timing: testTiming, Seed: 1, Parallel: 1})
 	if err != nil || len(out.Errors) > 0 {
 		t.Fatal(err, out.Errors)
 	}
