@@ -159,7 +159,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
-	tctx, cancel := context.WithTimeout(bctx, 45*time.Second)
+	tctx, cancel := context.WithTimeout(bctx, 2*time.Minute) // 45 s ran out under three concurrent CI runs
 	defer cancel()
 
 	row := `tr[data-lock="orders/42"]`
