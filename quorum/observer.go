@@ -29,7 +29,8 @@ const (
 	OpRelease
 	// OpLost: a lease ended without Unlock: its watchdog could not renew it
 	// (Err wraps ErrLeaseLost) or its fixed lease time ran out
-	// (ErrLeaseExpired). Held is how long it had been held.
+	// (ErrLeaseExpired). Held is how long it had been held. It is observed
+	// just after the lease's Done channel closes: the holder is told first.
 	OpLost
 )
 

@@ -219,6 +219,8 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 		if !errors.Is(lease.Err(), ErrLeaseLost) || !errors.Is(lease.Err(), multilock.ErrLost) {
 			t.Fatalf("lease ended with %v; want ErrLeaseLost because the node said the lock is not held", lease.Err())
 		}
+		// The holder is told first (Done), the observer just after.
+		rec.waitFor(t, OpLost, 5*time.Second)
 		if lost := rec.of(OpLost); len(lost) != 1 {
 			t.Fatalf("%d lost events", len(lost))
 		}
