@@ -237,7 +237,9 @@ func TestBrowserForceUnlock(t *testing.T) {
 	// Degraded views: leftovers of a failed attempt on one node (amber),
 	// then a node that stops answering (hatched, "no answer"); the held
 	// lock stays held by the two answering nodes.
-	ok, _, _, err := c.Nodes()[1].Lock("jobs/stale", "ghost", "stale-attempt", false).Acquire(ctx, ttl)
+	// Its TTL outlasts the rest of the test: an expired leftover would not
+	// be listed, and the page would never show it.
+	ok, _, _, err := c.Nodes()[1].Lock("jobs/stale", "ghost", "stale-attempt", false).Acquire(ctx, 5*time.Minute)
 	if !ok || err != nil {
 		t.Fatalf("leftover: %v %v", ok, err)
 	}
@@ -258,7 +260,10 @@ func TestBrowserForceUnlock(t *testing.T) {
 		screenshot(t, dir, "console-degraded.png"),
 	)
 	if err != nil {
-		t.Fatalf("a node that does not answer: %v", err)
+		dctx, cancel := context.WithTimeout(bctx, 10*time.Second)
+		defer cancel()
+		page, _ := chromedp.Run(dctx, textNow(`body`))
+		t.Fatalf("a node that does not answer: %v; the page says:\n%s", err, page)
 	}
 }
 
