@@ -379,21 +379,6 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	}
 }
 
-// givesUp reports whether a failed try ends a Lock (Mutex's or
-// FairMutex's): the caller gave up, the client is closed, or something
-// other than contention went wrong. It returns the error Lock returns then:
-// err, with ctx's error joined when ctx ended (a try that saw it joined it
-// already, but ctx may end just after).
-func givesUp(ctx context.Context, err error) (bool, error) {
-	if cerr := ctx.Err(); cerr != nil {
-		if !errors.Is(err, cerr) {
-			err = errors.Join(err, cerr)
-		}
-		return true, err
-	}
-	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed), err
-}
-
 // sleep waits for a wake-up, d, or the end of ctx (then it returns ctx's
 // error).
 func (f *FairMutex) sleep(ctx context.Context, signal <-chan struct{}, d time.Duration) error {
@@ -506,9 +491,7 @@ func (f *FairMutex) try(ctx context.Context, owner string, w *fairWaiter) (*mult
 		w.note(fls)
 	}
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = errors.Join(err, cerr)
-		}
+		err = withCtxErr(ctx, err)
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// A split vote: some nodes granted. Its rollback does not

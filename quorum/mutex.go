@@ -174,9 +174,7 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 	}
 	_, wait, _, err := m.observedAcquire(actx, ml) // observer.go
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = errors.Join(err, cerr)
-		}
+		err = withCtxErr(ctx, err)
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// A split vote: contenders each got a part. Nobody holds it,
@@ -189,6 +187,27 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 		return nil, wait, err
 	}
 	return ml, 0, nil
+}
+
+// withCtxErr is err with ctx's error joined when ctx has ended and err
+// does not already wrap it.
+func withCtxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
+// givesUp reports whether a failed try ends a Lock (Mutex's or
+// FairMutex's): the caller gave up, the client is closed, or something
+// other than contention went wrong. It returns the error Lock returns then,
+// with ctx's error joined when ctx ended (try joins it when it saw it, but
+// ctx may end just after).
+func givesUp(ctx context.Context, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return true, withCtxErr(ctx, err)
+	}
+	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed), err
 }
 
 func splitBackoff() time.Duration {

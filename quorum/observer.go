@@ -182,8 +182,6 @@ func (m *Mutex) observedAcquire(ctx context.Context, ml *multilock.MultiLock) (b
 	return granted, wait, token, err
 }
 
-// observeAcquire tells the observer how Lock or TryLock ended; it is
-// deferred with pointers to their results.
 // observedNow is the time when an observer is set; without one nothing
 // reads it, and the clock read is saved on the hot path.
 func (c *Client) observedNow() time.Time {
@@ -193,6 +191,8 @@ func (c *Client) observedNow() time.Time {
 	return time.Now()
 }
 
+// observeAcquire tells the observer how Lock or TryLock ended; it is
+// deferred with pointers to their results.
 func (m *Mutex) observeAcquire(ctx context.Context, start time.Time, lease **Lease, err *error) {
 	o := m.c.cfg.observer
 	if o == nil {
