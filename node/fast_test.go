@@ -87,29 +87,6 @@ func TestAcquireFastPath(t *testing.T) {
 	}
 }
 
-// A fast-path holder's release publishes on the unlock channel like the
-// script's, so waiters wake.
-func TestFastPathReleaseWakes(t *testing.T) {
-	_, n := start(t)
-	ctx := t.Context()
-	l := n.Lock("w", "o", "1", false)
-	if ok, _, _, err := l.Acquire(ctx, 5*time.Second); !ok || err != nil {
-		t.Fatalf("acquire: %v %v", ok, err)
-	}
-	sig := make(chan struct{}, 1)
-	w := n.Watch("w", sig, nil, false)
-	defer w.Stop(false)
-	<-w.Ready()
-	if ok, err := l.Release(ctx); !ok || err != nil {
-		t.Fatalf("release: %v %v", ok, err)
-	}
-	select {
-	case <-sig:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no wake-up after a fast-path release")
-	}
-}
-
 // A fast-path lock excludes read-write and fair acquisitions of the same
 // name, and an operator's force-release removes it (a held force's
 // FinishForce leaves a real lock alone).

@@ -158,6 +158,8 @@ func TestExpiryAndExtend(t *testing.T) {
 	}
 }
 
+// The lock is taken by Acquire's fast path (a string, fast_test.go), so
+// this also shows that a fast-path release wakes waiters.
 func TestReleasePublishesAndWatchWakes(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()
