@@ -258,7 +258,8 @@ func TestNonOwnerCannotUnlockOrExtend(t *testing.T) {
 	for cur == nil {
 		cur, err = m.TryLock(ctx)
 		if err != nil && time.Now().After(deadline) {
-			t.Fatalf("lock not free after expiry: %v", err)
+			ins, _ := c.Inspect(ctx, "own") // who holds it, for how long (a rare CI failure)
+			t.Fatalf("lock not free after expiry: %v\n%+v", err, ins)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
