@@ -114,6 +114,9 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// pickPort is FreePort; tests replace it to hand out a port in use.
+var pickPort = FreePort
+
 // Start launches a server and waits until it answers PING. The context bounds
 // the wait, not the server's life: call Stop (or Kill) to end it.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
@@ -137,7 +140,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	for try := 0; try < 5; try++ {
 		s.port = cfg.Port
 		if s.port == 0 {
-			p, err := FreePort()
+			p, err := pickPort()
 			if err != nil {
 				return nil, err
 			}
@@ -211,7 +214,7 @@ func (s *Server) launch(ctx context.Context) error {
 	s.mu.Lock()
 	s.cmd, s.exited, s.stopped, s.paused = cmd, exited, false, false
 	s.mu.Unlock()
-	if err := s.waitReady(ctx, exited); err != nil {
+	if err := s.waitReady(ctx, cmd.Process.Pid, exited); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		return err
@@ -219,7 +222,14 @@ func (s *Server) launch(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
+// waitReady waits until the server answers on its port and proves it is
+// ours: INFO server's process_id is pid. Another server can answer on the
+// same port: two servers started at once may be handed the same free port by
+// the kernel, and the one that loses the bind exits with "address in use"
+// only after the winner answered its PING. Taking any answer as ours left two
+// Servers sharing one address; now the loser waits for its own process,
+// sees it exit, and Start tries another port.
+func (s *Server) waitReady(ctx context.Context, pid int, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
@@ -231,10 +241,15 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
 		default:
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		err := c.Ping(pctx).Err()
+		answered, err := serverPID(pctx, c)
 		pcancel()
-		if err == nil {
+		if err == nil && answered == pid {
 			return nil
+		}
+		if err == nil {
+			// Someone else's server on this port: ours cannot bind it and
+			// will exit; keep waiting for that (or for the port to be ours).
+			err = fmt.Errorf("port %d answered by process %d, not ours (%d)", s.port, answered, pid)
 		}
 		// Loading the AOF at start answers LOADING; keep waiting.
 		select {
@@ -244,6 +259,20 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// serverPID is the process_id that INFO server reports.
+func serverPID(ctx context.Context, c *redis.Client) (int, error) {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server has no process_id")
 }
 
 func (s *Server) logTail(n int) string {

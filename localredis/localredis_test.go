@@ -136,3 +136,41 @@ func TestClientOptionsAreLockSafe(t *testing.T) {
 		t.Fatalf("Server.Options %+v", got)
 	}
 }
+
+// Two servers handed the same port: the one that loses the bind must not take
+// the winner's answer as its own (issue: two Servers shared one address).
+func TestStartProvesTheServerIsOurs(t *testing.T) {
+	first := StartT(t, Config{})
+
+	// Asked for the port in use: the foreign server answers PING, but Start
+	// must see that it is not its own process and fail.
+	if s, err := Start(t.Context(), Config{Port: first.Port()}); err == nil {
+		_ = s.Stop()
+		t.Fatalf("Start on port %d (in use by pid %d) succeeded with pid %d", first.Port(), first.PID(), s.PID())
+	}
+
+	// Handed the port in use by the free-port picker (as two concurrent
+	// Starts can be): Start must retry on another port.
+	handed := 0
+	pickPort = func() (int, error) {
+		handed++
+		if handed == 1 {
+			return first.Port(), nil
+		}
+		return FreePort()
+	}
+	t.Cleanup(func() { pickPort = FreePort })
+	second := StartT(t, Config{})
+	if second.Port() == first.Port() {
+		t.Fatalf("second server reports the first one's port %d", first.Port())
+	}
+	if handed < 2 {
+		t.Fatalf("Start did not retry after the taken port (picked %d ports)", handed)
+	}
+	c := second.Client()
+	defer c.Close()
+	pid, err := serverPID(t.Context(), c)
+	if err != nil || pid != second.PID() {
+		t.Fatalf("server at %s is pid %d (err %v), want %d", second.Addr(), pid, err, second.PID())
+	}
+}
