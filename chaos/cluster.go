@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/lockkeys"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -544,4 +545,29 @@ func infoField(info, name string) string {
 		}
 	}
 	return ""
+}
+
+// KeysWithoutExpiry lists, as "node: key", the keys under the lock prefix
+// ("quorumlock:") that have no TTL on any data node, except the counters
+// meant to live forever (fencing and ticket counters): locks that would never
+// be free again if their holder died. It asks each node through its admin
+// client, each within perNode; a node that does not answer is reported in
+// the error and the others are still scanned.
+func (c *Cluster) KeysWithoutExpiry(ctx context.Context, perNode time.Duration) ([]string, error) {
+	var (
+		out  []string
+		errs []error
+	)
+	for _, n := range c.Nodes() {
+		nctx, cancel := context.WithTimeout(ctx, perNode)
+		keys, err := lockkeys.WithoutExpiry(nctx, n.Admin(), lockkeys.DefaultPrefix)
+		cancel()
+		for _, k := range keys {
+			out = append(out, n.Name()+": "+k)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name(), err))
+		}
+	}
+	return out, errors.Join(errs...)
 }

@@ -42,6 +42,11 @@ func StartT(t TB, topo Topology) *Cluster {
 		t.Fatalf("chaos: start %+v: %v", topo, err)
 	}
 	t.Cleanup(func() {
+		// The invariant every test checks: no lock key left without expiry
+		// (nodes the test left paused or down are skipped: they time out).
+		if keys, _ := c.KeysWithoutExpiry(context.Background(), 2*time.Second); len(keys) > 0 {
+			t.Errorf("chaos: lock keys without expiry (a lock that never frees itself): %q", keys)
+		}
 		if err := c.Close(); err != nil {
 			t.Logf("chaos: close cluster: %v", err)
 		}

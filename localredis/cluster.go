@@ -141,7 +141,10 @@ func StartClusterT(t TB, masters int, cfg Config) *Cluster {
 		}
 		t.Fatalf("start redis cluster: %v", err)
 	}
-	t.Cleanup(func() { _ = c.Stop() })
+	t.Cleanup(func() {
+		CheckExpiry(t, c.Masters...)
+		_ = c.Stop()
+	})
 	return c
 }
 

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/lockkeys"
 )
 
 // Persistence selects how a server keeps its data across a restart.
@@ -485,8 +487,44 @@ func (s *Server) removeDir() {
 type TB interface {
 	Helper()
 	Cleanup(func())
+	Errorf(format string, args ...any)
 	Fatalf(format string, args ...any)
 	Skipf(format string, args ...any)
+}
+
+// KeysWithoutExpiry lists the keys under the lock prefix ("quorumlock:")
+// that have no TTL, except the counters meant to live forever (fencing and
+// ticket counters): locks that would never be free again if their holder
+// died.
+func (s *Server) KeysWithoutExpiry(ctx context.Context) ([]string, error) {
+	c := s.Client()
+	defer c.Close()
+	return lockkeys.WithoutExpiry(ctx, c, lockkeys.DefaultPrefix)
+}
+
+// CheckExpiry fails t when any of the servers that still answer holds a
+// lock key without expiry (see KeysWithoutExpiry). The test helpers run it
+// in t.Cleanup, after the test's own cleanups: every test checks the
+// invariant that no script path leaves a lock that never expires. Servers
+// stopped, killed or paused by the test are skipped.
+func CheckExpiry(t TB, servers ...*Server) {
+	t.Helper()
+	for _, s := range servers {
+		if s == nil || !s.Running() || s.Paused() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		keys, err := s.KeysWithoutExpiry(ctx)
+		cancel()
+		if err != nil {
+			// Not answering (a fault the test left) is not this check's
+			// business; a key found is.
+			continue
+		}
+		if len(keys) > 0 {
+			t.Errorf("localredis: %s holds lock keys without expiry (a lock that never frees itself): %q", s.Addr(), keys)
+		}
+	}
 }
 
 // Required reports whether a missing redis-server must fail tests instead of
@@ -509,7 +547,10 @@ func StartT(t TB, cfg Config) *Server {
 	if err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
-	t.Cleanup(func() { _ = s.Stop() })
+	t.Cleanup(func() {
+		CheckExpiry(t, s)
+		_ = s.Stop()
+	})
 	return s
 }
 
@@ -524,7 +565,10 @@ func StartNT(t TB, n int, cfg Config) []*Server {
 		t.Fatalf("start redis-server: %v", err)
 	}
 	for _, s := range out {
-		t.Cleanup(func() { _ = s.Stop() })
+		t.Cleanup(func() {
+			CheckExpiry(t, s)
+			_ = s.Stop()
+		})
 	}
 	return out
 }

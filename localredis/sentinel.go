@@ -242,7 +242,12 @@ func StartSentinelT(t TB, cfg SentinelConfig) *Sentinel {
 		}
 		t.Fatalf("start sentinel deployment: %v", err)
 	}
-	t.Cleanup(func() { _ = d.Stop() })
+	t.Cleanup(func() {
+		for _, g := range d.Groups {
+			CheckExpiry(t, g.Servers...)
+		}
+		_ = d.Stop()
+	})
 	return d
 }
 

@@ -4,14 +4,14 @@
 -- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count fencing
 -- Returns {1, fence} when granted, {0, pttl} when held by another owner.
 local att = '\0a:' .. ARGV[3]
--- Free: create with count 1.
-if redis.call('exists', KEYS[1]) == 0 then
+-- Free (or a fast-path string in its last millisecond, which promote
+-- deletes): create with count 1. Otherwise a fast-path string is seen as
+-- the hash it stands for.
+if redis.call('exists', KEYS[1]) == 0 or promote() then
   redis.call('hset', KEYS[1], ARGV[1], 1, att, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, fence(true, KEYS[2])}
 end
--- Held by a single fast-path acquisition: see it as the hash it stands for.
-promote()
 -- This attempt already holds it (a retried call whose reply was lost):
 -- answer again without counting twice.
 if redis.call('hexists', KEYS[1], att) == 1 then

@@ -26,9 +26,10 @@ end
 -- Keep both queue keys alive at least ms, so they outlive every deadline
 -- in them and a name nobody uses any more leaves nothing behind. They hold
 -- the same waiters, so they exist together; extending to twice ms means
--- most calls only look.
+-- most calls only look. Both are checked: a key created by a ZADD has no
+-- expiry until this runs, and the other one may already have its own.
 local function keep(ms)
-  if redis.call('pttl', KEYS[2]) < ms then
+  if redis.call('pttl', KEYS[2]) < ms or redis.call('pttl', KEYS[3]) < ms then
     redis.call('pexpire', KEYS[2], 2 * ms)
     redis.call('pexpire', KEYS[3], 2 * ms)
   end

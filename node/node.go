@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/lockkeys"
 )
 
 var (
@@ -47,7 +49,7 @@ var (
 func promoted(body string) string { return lockLibLua + "promote()\n" + body }
 
 // DefaultPrefix starts every key and channel this package uses.
-const DefaultPrefix = "quorumlock:"
+const DefaultPrefix = lockkeys.DefaultPrefix
 
 // Node is one Redis deployment taking part in a quorum: a standalone server,
 // a Sentinel-managed group or a Cluster, behind the user's go-redis client.
@@ -253,7 +255,9 @@ func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, don
 	var set bool
 	err = l.n.call(ctx, func(ctx context.Context) error {
 		var e error
-		set, e = l.n.client.SetNX(ctx, l.keys[0], l.val, ttl).Result()
+		// Never PX 0 (SET would keep the key forever): at least 1 ms, as
+		// the scripts' ms() rounds.
+		set, e = l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
 		return e
 	})
 	if err != nil {

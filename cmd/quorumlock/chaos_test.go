@@ -81,7 +81,7 @@ func TestChaosRun(t *testing.T) {
 		t.Fatalf("JSON: seed %v, %d results", doc.Seed, len(doc.Results))
 	}
 	for _, k := range []string{"mode", "scenario", "acquisitions", "failures", "violations", "lost_updates", "stale_accepted",
-		"stale_rejected", "token_regressions", "availability", "acquire_p50_ms", "acquire_p99_ms", "expected_safe"} {
+		"stale_rejected", "token_regressions", "keys_without_expiry", "availability", "acquire_p50_ms", "acquire_p99_ms", "expected_safe"} {
 		if _, ok := doc.Results[0][k]; !ok {
 			t.Errorf("JSON result lacks %q", k)
 		}

@@ -96,11 +96,13 @@ type Outcome struct {
 }
 
 // Failures returns the rows whose mode is expected safe under the scenario
-// but showed a violation of the claim's property (verdict refuted).
+// but showed a violation of the claim's property (verdict refuted), and the
+// rows of any mode that left lock keys without expiry (a lock that never
+// frees itself is a bug whatever the configuration).
 func Failures(m report.Matrix) []report.Result {
 	var out []report.Result
 	for _, r := range m.Results {
-		if r.ExpectedSafe && r.Verdict == report.Refuted {
+		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 {
 			out = append(out, r)
 		}
 	}
@@ -193,7 +195,7 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if c.Mode.Lock == nil {
 		return report.Result{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
 	}
-	h, err := runCell(ctx, c, t, c.seed(seed))
+	h, stray, err := runCell(ctx, c, t, c.seed(seed))
 	if err != nil {
 		return report.Result{}, h, err
 	}
@@ -202,10 +204,13 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	}
 	rep := checker.Check(h, checker.WithTimeout(checkTimeout))
 	exp := c.Expect()
-	return report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithTimeline(h), h, nil
+	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
+	return res.WithTimeline(h), h, nil
 }
 
-func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, error) {
+// runCell runs the cell's workers and faults and returns the history and
+// the lock keys left without expiry on the nodes once both ended.
+func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, error) {
 	topo := chaos.Topology{Persistence: c.Scenario.Persistence}
 	if c.Mode.Group {
 		topo.Groups = 1
@@ -216,7 +221,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	cl, err := chaos.Start(sctx, topo)
 	cancel()
 	if err != nil {
-		return history.History{}, err
+		return history.History{}, nil, err
 	}
 	defer cl.Close()
 
@@ -231,13 +236,13 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	cc := &cell{mode: c.Mode, sc: c.Scenario, timing: t, cluster: cl, rec: rec, seed: seed}
 	p, err := c.Scenario.plan(cc)
 	if err != nil {
-		return history.History{}, err
+		return history.History{}, nil, err
 	}
 
 	workers, closeAll, err := cc.workers(ctx, p)
 	defer closeAll()
 	if err != nil {
-		return history.History{}, err
+		return history.History{}, nil, err
 	}
 	res := resource.NewUnfenced(rec)
 	if c.Mode.Fencing {
@@ -258,9 +263,13 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	ferr := <-faultErr
 	h := rec.History()
 	if err := errors.Join(werr, ferr); err != nil {
-		return h, err
+		return h, nil, err
 	}
-	return h, ctx.Err()
+	// Every fault has healed and the workers have stopped: whatever they
+	// left must carry a TTL (the Expiry property; nodes that do not answer
+	// are not counted).
+	stray, _ := cl.KeysWithoutExpiry(ctx, 2*time.Second)
+	return h, stray, ctx.Err()
 }
 
 // workers builds each worker's connections and lock.

@@ -194,9 +194,10 @@ func TestFailures(t *testing.T) {
 		{Mode: "b", ExpectedSafe: false, Verdict: report.Refuted},
 		{Mode: "c", ExpectedSafe: true, Verdict: report.Reproduced},
 		{Mode: "d", ExpectedSafe: true, Verdict: report.NotApplicable},
+		{Mode: "e", ExpectedSafe: false, Verdict: report.Reproduced, KeysWithoutExpiry: 1},
 	}}
 	got := Failures(m)
-	if len(got) != 1 || got[0].Mode != "a" {
-		t.Errorf("Failures = %v, want only a", got)
+	if len(got) != 2 || got[0].Mode != "a" || got[1].Mode != "e" {
+		t.Errorf("Failures = %v, want a and e (keys without expiry fail any mode)", got)
 	}
 }

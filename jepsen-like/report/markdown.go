@@ -10,7 +10,7 @@ import (
 // markdownColumns are the table's columns, in order.
 var markdownColumns = []string{
 	"mode", "scenario", "acq", "fail", "avail", "p50 ms", "p99 ms",
-	"overlaps", "valid overlaps", "lost", "stale acc", "stale rej", "token reg", "linearizable",
+	"overlaps", "valid overlaps", "lost", "stale acc", "stale rej", "token reg", "no ttl", "linearizable",
 	"expected", "verdict",
 }
 
@@ -32,7 +32,7 @@ func (m Matrix) WriteMarkdown(w io.Writer) error {
 			fmt.Sprintf("%.3f", r.Availability),
 			fmt.Sprintf("%.2f", r.AcquireP50Ms), fmt.Sprintf("%.2f", r.AcquireP99Ms),
 			count(r.Violations), count(r.ValidOverlaps), count(r.LostUpdates),
-			count(r.StaleAccepted), fmt.Sprint(r.StaleRejected), count(r.TokenRegressions),
+			count(r.StaleAccepted), fmt.Sprint(r.StaleRejected), count(r.TokenRegressions), count(r.KeysWithoutExpiry),
 			cell(r.Linearizable), expected, "**" + string(r.Verdict) + "**",
 		}
 		fmt.Fprintf(bw, "| %d | %s |\n", i+1, strings.Join(cells, " | "))

@@ -174,7 +174,7 @@ func TestJSONFieldNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	required := []string{"mode", "scenario", "acquisitions", "failures", "violations", "lost_updates",
-		"stale_accepted", "stale_rejected", "token_regressions", "availability", "acquire_p50_ms",
+		"stale_accepted", "stale_rejected", "token_regressions", "keys_without_expiry", "availability", "acquire_p50_ms",
 		"acquire_p99_ms", "expected_safe", "claim", "verdict"}
 	for _, k := range required {
 		if _, ok := rows[0][k]; !ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
@@ -56,6 +57,10 @@ type Result struct {
 	StaleAccepted    int `json:"stale_accepted"`
 	StaleRejected    int `json:"stale_rejected"`
 	TokenRegressions int `json:"token_regressions"`
+	// KeysWithoutExpiry counts the lock keys left on the nodes without a
+	// TTL after the run, fencing and ticket counters excepted (the Expiry
+	// property): any is a failure, whatever the mode.
+	KeysWithoutExpiry int `json:"keys_without_expiry"`
 	// Linearizable is the combined porcupine verdict of the register and
 	// critical-section checks: ok, violated or unknown.
 	Linearizable string `json:"linearizable"`
@@ -105,6 +110,18 @@ func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker
 	}
 	res.Verdict, res.VerdictNote = judge(expectedSafe, prop, r)
 	return res
+}
+
+// WithExpiry returns r with the lock keys the run left without expiry
+// counted; any turns the verdict to refuted (a lock that never frees itself
+// is a bug in every configuration).
+func (r Result) WithExpiry(keys []string) Result {
+	r.KeysWithoutExpiry = len(keys)
+	if len(keys) > 0 {
+		r.Verdict = Refuted
+		r.VerdictNote = fmt.Sprintf("%d lock keys left without expiry (%s); %s", len(keys), strings.Join(keys, ", "), r.VerdictNote)
+	}
+	return r
 }
 
 // WithTimeline returns r with a timeline of the history it was checked on,
