@@ -144,7 +144,7 @@ type config struct {
 	clock          drift.Clock
 	releaseTimeout time.Duration
 	fencing        bool
-	tracker        *sync.WaitGroup
+	tracker        Tracker
 	workers        *Workers
 }
 
@@ -170,10 +170,19 @@ func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.rel
 // before the acquisition counts. Sub-locks must implement Fencer. Default off.
 func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 
-// WithTracker counts every goroutine the MultiLock starts in wg, including
+// Tracker counts goroutines: Add(1) before one starts, Done when it ends.
+// A *sync.WaitGroup is one, for an owner whose Wait never runs while
+// acquisitions may still start; an owner that closes while others may
+// still call (quorum.Client) needs one that allows Add during Wait.
+type Tracker interface {
+	Add(delta int)
+	Done()
+}
+
+// WithTracker counts every goroutine the MultiLock starts in t, including
 // calls still running after a decision was made early (they end by their own
-// deadline). An owner that must not leave goroutines behind waits on wg.
-func WithTracker(wg *sync.WaitGroup) Option { return func(c *config) { c.tracker = wg } }
+// deadline). An owner that must not leave goroutines behind waits on t.
+func WithTracker(t Tracker) Option { return func(c *config) { c.tracker = t } }
 
 type state int
 

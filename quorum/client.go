@@ -116,13 +116,15 @@ type Client struct {
 	cfg   config
 	id    string
 	seq   atomic.Uint64
-	wg    sync.WaitGroup // goroutines still running after a decision
+	wg    tracker // goroutines still running after a decision (closing.go)
 	// workers run the per-node calls of a fan-out on goroutines kept
 	// between calls (their stacks stay grown); closed by Close.
 	workers *multilock.Workers
 
-	closed atomic.Bool
-	owned  []redis.UniversalClient // made by Dial: closed by Close
+	closed  atomic.Bool
+	leaseMu sync.Mutex              // guards leases and the setting of closed
+	leases  map[*Lease]struct{}     // held leases, ended by Close (closing.go)
+	owned   []redis.UniversalClient // made by Dial: closed by Close
 
 	mlOptsOnce sync.Once
 	mlOpts     []multilock.Option // per name (buildMLOpts)
@@ -200,13 +202,20 @@ func (c *Client) Nodes() []*node.Node { return append([]*node.Node(nil), c.nodes
 // TTL is the configured lock TTL.
 func (c *Client) TTL() time.Duration { return c.cfg.ttl }
 
-// Close stops the pub/sub listeners and waits for node calls that were left
-// running after a decision (each ends by its own deadline). Leases still held
-// are not released: Unlock them first.
+// Close ends the client. Every lease it still holds ends first: its Done
+// closes, its Context is cancelled and its Err wraps ErrClosed, its
+// watchdog stops, and its lock is released on every node that answers
+// within the release timeout (a node that does not keeps its share until
+// the TTL). Then Close stops the pub/sub listeners and waits for node calls
+// that were left running after a decision (each ends by its own deadline).
+// Lock and TryLock after Close return ErrClosed; Unlock of a lease Close
+// ended returns its Err. A second Close returns nil.
 func (c *Client) Close() error {
-	if c.closed.Swap(true) {
+	leases, first := c.markClosed()
+	if !first {
 		return nil
 	}
+	c.endLeases(leases)
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
 	errs := make([]error, len(c.nodes), len(c.nodes)+1)

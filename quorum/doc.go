@@ -33,7 +33,9 @@
 // lock is no longer held (after a failover lost the key, or a force
 // unlock), the lease ends with ErrLeaseLost: Done is closed and Context is
 // cancelled, so the critical section can stop. WithLeaseTime gives a fixed
-// lease that ends with ErrLeaseExpired unless extended.
+// lease that ends with ErrLeaseExpired unless extended. Client.Close ends
+// every lease the client still holds (Err wraps ErrClosed), stops its
+// watchdog and releases its lock.
 //
 // A lock and its leases are safe against a holder that keeps running after
 // its lease ended only if the protected resource checks fencing tokens:

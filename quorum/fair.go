@@ -279,7 +279,7 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 		return nil, err
 	}
 	hold(fls)
-	return f.m.newLease(ml, owner), nil
+	return f.m.newLease(ml, owner)
 }
 
 // Lock waits in line until the lock is obtained or ctx ends. It takes a
@@ -340,7 +340,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			if f.onGrant != nil {
 				f.onGrant(w.ID, w.Ticket)
 			}
-			return f.m.newLease(ml, owner), nil
+			return f.m.newLease(ml, owner)
 		}
 		if stop, err := givesUp(ctx, err); stop {
 			f.leave(w)

@@ -43,8 +43,17 @@ type Lease struct {
 	acquired time.Time // when the lease was obtained, with an observer (observer.go: hold time)
 }
 
-func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
+// newLease hands out a granted acquisition as a Lease. When the client was
+// closed while it was being acquired, the lock is given back at once and
+// the error wraps ErrClosed.
+func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) (*Lease, error) {
 	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, acquired: m.c.observedNow()}
+	if !m.c.track(l) {
+		ctx, cancel := context.WithTimeout(context.Background(), m.c.cfg.releaseTimeout)
+		defer cancel()
+		_, _ = ml.Release(ctx)
+		return nil, errors.Join(ErrNotObtained, ErrClosed)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.watchdog {
@@ -52,7 +61,7 @@ func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) *Lease {
 	} else {
 		l.timer = time.AfterFunc(time.Until(ml.Until()), func() { l.end(ErrLeaseExpired) })
 	}
-	return l
+	return l, nil
 }
 
 // end records why the lease ended (the first reason wins) and cancels its
@@ -68,6 +77,7 @@ func (l *Lease) end(cause error) {
 		l.cancel(cause)
 	}
 	l.mu.Unlock()
+	l.m.c.untrack(l)
 	l.observeEnd(cause) // observer.go
 }
 
@@ -87,7 +97,8 @@ func (l *Lease) Owner() string { return l.owner }
 func (l *Lease) Name() string { return l.m.Name() }
 
 // Context is cancelled when the lease ends; context.Cause tells why
-// (ErrUnlocked, ErrLeaseLost or ErrLeaseExpired). Run the critical section
+// (ErrUnlocked, ErrLeaseLost, ErrLeaseExpired, or ErrClosed when the
+// client's Close ended it). Run the critical section
 // under it so it stops when the lock is no longer held.
 func (l *Lease) Context() context.Context {
 	l.mu.Lock()
@@ -136,7 +147,11 @@ func (l *Lease) Extend(ctx context.Context) error {
 func (l *Lease) Unlock(ctx context.Context) error {
 	l.mu.Lock()
 	if l.unlocked {
+		cause := l.cause
 		l.mu.Unlock()
+		if errors.Is(cause, ErrClosed) {
+			return cause // Close ended it and released the lock
+		}
 		return errors.New("quorumlock: lease already unlocked")
 	}
 	l.unlocked = true

@@ -224,7 +224,7 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.newLease(ml, owner), nil
+	return m.newLease(ml, owner)
 }
 
 // Lock waits until the lock is obtained or ctx ends. While it waits it
@@ -250,7 +250,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		ml, wait, err := m.try(ctx, owner)
 		if err == nil {
 			won = true
-			return m.newLease(ml, owner), nil
+			return m.newLease(ml, owner)
 		}
 		if stop, err := givesUp(ctx, err); stop {
 			return nil, err

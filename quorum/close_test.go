@@ -1,0 +1,166 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Close ends every lease of the client: Done closes, Context is cancelled,
+// Err wraps ErrClosed, the watchdog stops renewing, and the lock is given
+// back, so another client gets it at once instead of never (the watchdog
+// used to go on renewing after Close).
+func TestCloseEndsLeasesAndReleases(t *testing.T) {
+	_, clients := cluster(t, 3)
+	a, err := New(clients, WithTTL(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b := newClient(t, clients, WithTTL(time.Second))
+	ctx := t.Context()
+	lease, err := mustMutex(t, a, "job").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx := lease.Context()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lease.Done():
+	default:
+		t.Fatal("Done still open after Close")
+	}
+	if lctx.Err() == nil || !errors.Is(context.Cause(lctx), ErrClosed) {
+		t.Errorf("lease context after Close: err %v, cause %v", lctx.Err(), context.Cause(lctx))
+	}
+	if !errors.Is(lease.Err(), ErrClosed) {
+		t.Errorf("lease.Err() = %v, want ErrClosed", lease.Err())
+	}
+	// Released by Close: another client gets it now, with no wait for the
+	// TTL.
+	if l2, err := mustMutex(t, b, "job").TryLock(ctx); err != nil {
+		t.Fatalf("lock not free after Close: %v", err)
+	} else {
+		defer l2.Unlock(ctx)
+	}
+	// Unlock after Close says why, and Lock on the closed client refuses.
+	if err := lease.Unlock(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Unlock after Close = %v, want ErrClosed", err)
+	}
+	if _, err := mustMutex(t, a, "other").TryLock(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("TryLock after Close = %v, want ErrClosed", err)
+	}
+	if _, err := mustMutex(t, a, "other").Lock(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Lock after Close = %v, want ErrClosed", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// A fixed-lease lease, a fair lease and a read lease end with Close as well.
+func TestCloseEndsEveryKindOfLease(t *testing.T) {
+	_, clients := cluster(t, 3)
+	a, err := New(clients, WithTTL(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	ctx := t.Context()
+	fixed, err := mustMutex(t, a, "fixed", WithLeaseTime(time.Minute)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, err := a.FairMutex("fair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fair, err := fm.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := a.RWMutex("rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := rw.RLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range map[string]*Lease{"fixed": fixed, "fair": fair, "read": read} {
+		if !errors.Is(l.Err(), ErrClosed) {
+			t.Errorf("%s: Err() = %v after Close, want ErrClosed", name, l.Err())
+		}
+	}
+	b := newClient(t, clients)
+	for _, name := range []string{"fixed", "fair", "rw"} {
+		l, err := mustMutex(t, b, name).TryLock(ctx)
+		if err != nil {
+			t.Errorf("%s not released by Close: %v", name, err)
+			continue
+		}
+		_ = l.Unlock(ctx)
+	}
+}
+
+// Close racing watchdog renewals (TTL 30 ms: a renewal every 10 ms) and
+// Locks in flight, under -race: no data race, every lease ends, and
+// nothing is left running (goleak in TestMain).
+func TestCloseRacesWatchdogAndLocks(t *testing.T) {
+	_, clients := cluster(t, 3)
+	for round := range 20 {
+		c, err := New(clients, WithTTL(30*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		var (
+			mu     sync.Mutex
+			leases []*Lease
+			wg     sync.WaitGroup
+		)
+		for i := range 4 {
+			wg.Go(func() {
+				m, err := c.Mutex(string(rune('a'+i)) + "-" + string(rune('0'+round%10)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for {
+					l, err := m.TryLock(ctx)
+					if errors.Is(err, ErrClosed) {
+						return
+					}
+					if err == nil {
+						mu.Lock()
+						leases = append(leases, l)
+						mu.Unlock()
+						time.Sleep(15 * time.Millisecond) // across a renewal
+						if err := l.Unlock(ctx); err != nil && !errors.Is(err, ErrClosed) {
+							t.Errorf("Unlock: %v", err)
+						}
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(20+round) * time.Millisecond)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		mu.Lock()
+		for _, l := range leases {
+			if l.Err() == nil {
+				t.Fatalf("round %d: a lease still holds after Close", round)
+			}
+		}
+		mu.Unlock()
+	}
+}

@@ -1,0 +1,116 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// tracker counts the client's background goroutines (calls left running
+// after a decision, releases): a WaitGroup that Close may wait on while a
+// call racing Close still adds to it (sync.WaitGroup forbids an Add that
+// starts from zero while Wait runs).
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	zero *sync.Cond
+}
+
+func (t *tracker) Add(delta int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n += delta
+	if t.n < 0 {
+		panic("quorum: negative tracker count")
+	}
+	if t.n == 0 && t.zero != nil {
+		t.zero.Broadcast()
+	}
+}
+
+func (t *tracker) Done() { t.Add(-1) }
+
+// Wait returns once the count is zero.
+func (t *tracker) Wait() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.zero == nil {
+		t.zero = sync.NewCond(&t.mu)
+	}
+	for t.n > 0 {
+		t.zero.Wait()
+	}
+}
+
+// errClosedLease is why Close ended a lease.
+var errClosedLease = fmt.Errorf("%w: Close ended the lease and released the lock", ErrClosed)
+
+// track registers a new lease so Close can end it; false when the client
+// is closed (the lease must not be handed out).
+func (c *Client) track(l *Lease) bool {
+	c.leaseMu.Lock()
+	defer c.leaseMu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	if c.leases == nil {
+		c.leases = map[*Lease]struct{}{}
+	}
+	c.leases[l] = struct{}{}
+	return true
+}
+
+func (c *Client) untrack(l *Lease) {
+	c.leaseMu.Lock()
+	delete(c.leases, l)
+	c.leaseMu.Unlock()
+}
+
+// markClosed marks the client closed and returns the leases it still has;
+// false when it was closed already.
+func (c *Client) markClosed() ([]*Lease, bool) {
+	c.leaseMu.Lock()
+	defer c.leaseMu.Unlock()
+	if c.closed.Swap(true) {
+		return nil, false
+	}
+	out := make([]*Lease, 0, len(c.leases))
+	for l := range c.leases {
+		out = append(out, l)
+	}
+	return out, true
+}
+
+// endLeases ends every lease (Done closes, Err wraps ErrClosed) and then
+// gives each lock back, all at once, each within the release timeout.
+func (c *Client) endLeases(leases []*Lease) {
+	var wg sync.WaitGroup
+	for _, l := range leases {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
+			defer cancel()
+			l.closeByClient(ctx)
+		})
+	}
+	wg.Wait()
+}
+
+// closeByClient stops the lease's timer and any renewal under way, ends it
+// with errClosedLease and releases the lock (best effort: a node that does
+// not answer within ctx keeps its share until the TTL).
+func (l *Lease) closeByClient(ctx context.Context) {
+	l.mu.Lock()
+	if l.unlocked {
+		l.mu.Unlock()
+		return
+	}
+	l.unlocked = true
+	l.timer.Stop()
+	l.mu.Unlock()
+	l.renewing.Wait()
+	ended := l.Err()
+	l.end(errClosedLease) // the critical section is told first
+	if ended == nil {
+		_, _ = l.observedRelease(ctx, nil)
+	}
+}
