@@ -69,6 +69,23 @@ type Locker interface {
 	Release(ctx context.Context) (bool, error)
 }
 
+// Rollbacker is the optional ability of a Locker to give back the share of
+// an attempt that never held the lock (it failed the quorum) without telling
+// waiters the lock was released: such a message woke the waiters, the
+// rolled-back attempt's own among them, to try again while another owner
+// still held a quorum. Sub-locks without it are given back with Release.
+type Rollbacker interface {
+	Rollback(ctx context.Context) (bool, error)
+}
+
+// giveBack gives back sub-lock i of an attempt that never held the lock.
+func (m *MultiLock) giveBack(ctx context.Context, i int) (bool, error) {
+	if r, ok := m.lockers[i].(Rollbacker); ok {
+		return r.Rollback(ctx)
+	}
+	return m.lockers[i].Release(ctx)
+}
+
 // Fencer is the optional ability of a Locker to take a fencing token: store
 // it set-if-greater where this attempt's grant still stands.
 type Fencer interface {
@@ -569,9 +586,10 @@ func (m *MultiLock) lateAcquire(a answer) {
 			again = true
 		}
 	}
+	rollback := m.state == failed || m.rel == nil
 	m.mu.Unlock()
 	if again {
-		m.releaseOne(a.i)
+		m.releaseOne(a.i, rollback)
 	}
 }
 
@@ -582,10 +600,15 @@ const (
 	relLateGrant             // a grant answered after Release began
 )
 
-// releaseOne gives back sub-lock i on a fresh context.
-func (m *MultiLock) releaseOne(i int) {
+// releaseOne gives back sub-lock i on a fresh context: as a rollback for
+// an attempt that never held the lock.
+func (m *MultiLock) releaseOne(i int, rollback bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.releaseTimeout)
-	_, _ = m.lockers[i].Release(ctx)
+	if rollback {
+		_, _ = m.giveBack(ctx, i)
+	} else {
+		_, _ = m.lockers[i].Release(ctx)
+	}
 	cancel()
 }
 
@@ -679,7 +702,7 @@ func (m *MultiLock) rollback() {
 		defer cancel()
 		m.fanout(ctx, idx, m.cfg.releaseTimeout,
 			func(ctx context.Context, i int) (vote, bool, error) {
-				ok, err := m.lockers[i].Release(ctx)
+				ok, err := m.giveBack(ctx, i)
 				return vote{}, ok, err
 			},
 			func(answer) bool { return false },
@@ -767,7 +790,14 @@ func (m *MultiLock) Extend(ctx context.Context, ttl time.Duration) (bool, error)
 // the policy's quorum confirmed, or every sub-lock answered; sub-locks that
 // do not answer are left to their TTL. The result is true when the quorum
 // confirmed a release.
-func (m *MultiLock) Release(ctx context.Context) (bool, error) {
+func (m *MultiLock) Release(ctx context.Context) (bool, error) { return m.release(ctx, false) }
+
+// Rollback is Release for a MultiLock that is a sub-lock of an attempt that
+// failed (an All over several names): its sub-locks are given back without
+// telling waiters (Rollbacker).
+func (m *MultiLock) Rollback(ctx context.Context) (bool, error) { return m.release(ctx, true) }
+
+func (m *MultiLock) release(ctx context.Context, rollback bool) (bool, error) {
 	m.mu.Lock()
 	st := m.state
 	m.state = released
@@ -787,7 +817,13 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 	var t tally
 	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
 		func(ctx context.Context, i int) (vote, bool, error) {
-			done, err := m.lockers[i].Release(ctx)
+			var done bool
+			var err error
+			if rollback {
+				done, err = m.giveBack(ctx, i)
+			} else {
+				done, err = m.lockers[i].Release(ctx)
+			}
 			freed := done && err == nil
 			m.mu.Lock()
 			r := m.rel[i] | relAnswered
@@ -799,7 +835,7 @@ func (m *MultiLock) Release(ctx context.Context) (bool, error) {
 			if r&relLateGrant != 0 && !freed {
 				// A grant answered after this release was sent and the
 				// release did not free it: it ran after the release.
-				m.releaseOne(i)
+				m.releaseOne(i, rollback)
 			}
 			return vote{}, freed, err
 		},

@@ -280,9 +280,17 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 	return v, nil
 }
 
-// Release gives back this attempt's share; true when it held one.
+// Release gives back this attempt's share; true when it held one. When
+// the lock became free it tells waiters (unlock channel).
 func (l *Lock) Release(ctx context.Context) (bool, error) {
-	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel)
+	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel, "1")
+	return v == 1, err
+}
+
+// Rollback is Release for an attempt that never held the lock (it failed
+// the quorum): it tells no waiter, since nothing they wait for happened.
+func (l *Lock) Rollback(ctx context.Context) (bool, error) {
+	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel, "0")
 	return v == 1, err
 }
 

@@ -1,5 +1,8 @@
 -- Give back one attempt's share of a reentrant lock.
--- KEYS[1] lock; ARGV[1] owner.."\0"..attempt id, ARGV[2] unlock channel
+-- KEYS[1] lock; ARGV[1] owner.."\0"..attempt id, ARGV[2] unlock channel,
+-- ARGV[3] "0" for the rollback of an attempt that never held the lock
+-- (no message: waking waiters for it made them spin while another owner
+-- held a quorum), else "1"
 -- Returns 1 when this attempt held a share (now given back), 0 otherwise.
 -- Publishes on the unlock channel when the lock became free.
 -- A lock taken by Lock.Acquire's fast path is that same string.
@@ -7,7 +10,7 @@ local v = redis.pcall('get', KEYS[1])
 if type(v) == 'string' then
   if v ~= ARGV[1] then return 0 end
   redis.call('del', KEYS[1])
-  redis.call('publish', ARGV[2], 'released')
+  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
   return 1
 elseif not v then
   return 0
@@ -22,7 +25,7 @@ local h = redis.call('hgetall', KEYS[1])
 if #h == 4 and h[2] == '1' and h[4] == '1' and
     ((h[1] == att and h[3] == owner) or (h[3] == att and h[1] == owner)) then
   redis.call('del', KEYS[1])
-  redis.call('publish', ARGV[2], 'released')
+  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
   return 1
 end
 if redis.call('hdel', KEYS[1], att) == 0 then
@@ -36,6 +39,6 @@ end
 redis.call('hdel', KEYS[1], owner)
 -- An empty hash is deleted by Redis itself; other fields mean other holders.
 if redis.call('exists', KEYS[1]) == 0 then
-  redis.call('publish', ARGV[2], 'released')
+  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
 end
 return 1

@@ -85,8 +85,14 @@ func (l *RWLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Chec
 // Release gives back this attempt's share; true when it held one. It
 // publishes on the unlock channel when the lock became free or readers may
 // enter.
-func (l *RWLock) Release(ctx context.Context) (bool, error) {
-	res, _, err := l.n.runChecked(ctx, rwReleaseScript, l.keys[:1], []any{l.attempt, l.channel}, Checks{})
+func (l *RWLock) Release(ctx context.Context) (bool, error) { return l.release(ctx, "1") }
+
+// Rollback is Release for an attempt that never held the lock (it failed
+// the quorum): it tells no waiter.
+func (l *RWLock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, "0") }
+
+func (l *RWLock) release(ctx context.Context, tell string) (bool, error) {
+	res, _, err := l.n.runChecked(ctx, rwReleaseScript, l.keys[:1], []any{l.attempt, l.channel, tell}, Checks{})
 	if err != nil {
 		return false, err
 	}

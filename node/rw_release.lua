@@ -1,5 +1,6 @@
 -- Give back one attempt's share of a read-write lock.
--- KEYS[1] lock hash; ARGV[1] attempt id, ARGV[2] unlock channel
+-- KEYS[1] lock hash; ARGV[1] attempt id, ARGV[2] unlock channel, ARGV[3]
+-- "0" for the rollback of an attempt that never held the lock (no message)
 -- Returns 1 when this attempt held a share (now given back), 0 otherwise.
 -- Publishes on the unlock channel when the lock became free ("released") or
 -- its last write share went and readers may enter ("read").
@@ -27,12 +28,12 @@ for i = 1, #h, 2 do
 end
 if writers + readers == 0 then
   redis.call('del', KEYS[1])
-  redis.call('publish', ARGV[2], 'released')
+  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
   return 1
 end
 if writers == 0 and redis.call('hget', KEYS[1], '\0mode') == 'write' then
   -- The writer's owner still reads: other readers may join now.
   redis.call('hset', KEYS[1], '\0mode', 'read')
-  redis.call('publish', ARGV[2], 'read')
+  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'read') end
 end
 return 1

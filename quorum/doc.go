@@ -23,7 +23,11 @@
 // An acquisition asks every node at once and needs the policy's quorum
 // (Majority by default) within the validity left after subtracting the time
 // it took and a clock drift allowance. Lock waits on the nodes' unlock
-// messages (pub/sub) instead of polling. Failures wrap ErrNotObtained with a
+// messages (pub/sub) instead of polling; only a real unlock sends one (a
+// failed attempt gives back its nodes silently), and after an attempt that
+// got some nodes but not a quorum it retries after a random delay that
+// doubles while that repeats, so a holder that keeps a bare majority is not
+// probed more than a few times a second. Failures wrap ErrNotObtained with a
 // NodeError per node; a cancelled wait also wraps the context's error.
 //
 // # Leases

@@ -361,11 +361,13 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			continue
 		}
 		if wait < 0 {
-			// A split vote: back off briefly, a little longer each time in
-			// a row (at most 8×: under load a release can take a while to
-			// reach every node).
+			// Some nodes granted, too few: a split vote, or a holder that
+			// keeps a quorum. Back off briefly, twice as long each time in
+			// a row (bounded by the entry refresh below), so a holder's
+			// quorum is not probed hundreds of times a second; the
+			// release wakes the first waiter at once.
 			splits++
-			wait = splitBackoff() << min(splits-1, 3)
+			wait = splitBackoff() << min(splits-1, 10)
 		} else {
 			splits = 0
 		}

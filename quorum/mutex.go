@@ -153,7 +153,9 @@ func (c *Client) buildMLOpts() {
 	c.mlOptsAll = append(base[:len(base):len(base)], multilock.WithPolicy(All))
 }
 
-// try makes one attempt bounded by the attempt timeout.
+// try makes one attempt bounded by the attempt timeout. After a failure,
+// wait is the holders' shortest remaining claim (0 when unknown), or -1
+// when some nodes granted.
 func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, time.Duration, error) {
 	if m.c.closed.Load() {
 		return nil, 0, errors.Join(ErrNotObtained, ErrClosed)
@@ -177,10 +179,10 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 		err = withCtxErr(ctx, err)
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
-				// A split vote: contenders each got a part. Nobody holds it,
-				// so no unlock message will come; retry after a short random
-				// delay (the Redlock spec's desynchronising back-off).
-				wait = splitBackoff()
+				// Some nodes granted, too few: a split vote between
+				// contenders, or another owner keeps a quorum. wait -1
+				// tells Lock to back off (see there).
+				wait = -1
 				break
 			}
 		}
@@ -240,6 +242,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		signal  chan struct{}
 		watches []*node.Watch
 		won     bool
+		splits  int // failed attempts in a row that some nodes granted
 	)
 	defer func() {
 		for _, w := range watches {
@@ -283,12 +286,25 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			}
 		}
 		delay := jitter(m.c.cfg.retryInterval)
-		if wait > 0 && wait < delay {
+		switch {
+		case wait < 0:
+			// Some nodes granted, too few. A split vote between
+			// contenders resolves on the first retry after a short random
+			// delay (the Redlock spec's desynchronising back-off); when
+			// it does not, another owner probably keeps a quorum, which
+			// no retry can take: the delay doubles with each such failure
+			// in a row, up to the retry interval. Its rollback tells no
+			// waiter (multilock.Rollbacker), so nothing wakes this loop
+			// but a real unlock message, which also resets the back-off.
+			delay = min(splitBackoff()<<min(splits, 10), delay)
+			splits++
+		case wait > 0 && wait < delay:
 			delay = wait
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-signal:
+			splits = 0
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()

@@ -168,7 +168,16 @@ func (g *gate) Acquire(ctx context.Context, ttl time.Duration) (bool, time.Durat
 func (g *gate) giveBack() {
 	ctx, cancel := context.WithTimeout(context.Background(), g.c.cfg.releaseTimeout)
 	defer cancel()
-	_, _ = g.l.Release(ctx)
+	_, _ = g.Rollback(ctx)
+}
+
+// Rollback passes on the node lock's multilock.Rollbacker (a failed
+// attempt's give-back tells no waiter), else releases.
+func (g *gate) Rollback(ctx context.Context) (bool, error) {
+	if r, ok := g.l.(multilock.Rollbacker); ok {
+		return r.Rollback(ctx)
+	}
+	return g.l.Release(ctx)
 }
 
 func (g *gate) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
