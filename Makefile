@@ -16,7 +16,7 @@ test: deps
 	scripts/test.sh
 
 vet:
-	gofmt -l . && go vet ./...
+	gofmt -l . && go vet github.com/quorumlock/quorumlock/...
 
 # Side by side with redsync, redislock and a raw SET NX floor (own module: bench/).
 bench: deps-redis

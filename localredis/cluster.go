@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -162,12 +163,30 @@ func (c *Cluster) Addrs() []string {
 // run, one dial attempt. MOVED and ASK redirects are still followed (they
 // are answers, not failures).
 func (c *Cluster) Options() *redis.ClusterOptions {
-	return &redis.ClusterOptions{
+	o := &redis.ClusterOptions{
 		Addrs:                 c.Addrs(),
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1,
 		DialTimeout:           time.Second,
-		DialerRetries:         1,
+		// Every node client dials once (redis.Options.DialerRetries
+		// exists in every go-redis the library accepts).
+		NewClient: func(opt *redis.Options) *redis.Client {
+			opt.DialerRetries = 1
+			return redis.NewClient(opt)
+		},
+	}
+	return o
+}
+
+// oneDial sets the DialerRetries field of go-redis options to 1 where the
+// go-redis in the build has it: redis.Options has it from v9.17 (the
+// oldest go-redis the library's go.mod asks for), FailoverOptions from
+// v9.18, whose own requirements would add six modules to every user's
+// build. Built against v9.17 a failover client keeps go-redis's default
+// of 5 dial attempts: slower to report a master that is down, nothing else.
+func oneDial(opts any) {
+	if f := reflect.ValueOf(opts).Elem().FieldByName("DialerRetries"); f.IsValid() && f.CanSet() {
+		f.SetInt(1)
 	}
 }
 

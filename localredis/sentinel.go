@@ -266,14 +266,15 @@ func (d *Sentinel) Addrs() []string {
 // (redis.NewFailoverClient) with the settings a lock needs: context
 // deadlines honoured, no hidden retries, one dial attempt.
 func (d *Sentinel) FailoverOptions(gi int) *redis.FailoverOptions {
-	return &redis.FailoverOptions{
+	o := &redis.FailoverOptions{
 		MasterName:            d.Groups[gi].Name,
 		SentinelAddrs:         d.Addrs(),
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1,
 		DialTimeout:           time.Second,
-		DialerRetries:         1,
 	}
+	oneDial(o)
+	return o
 }
 
 // Client returns a new sentinel-aware client of group gi: it asks the

@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 func newML(t *testing.T, ls []Locker, opts ...Option) *MultiLock {
 	t.Helper()

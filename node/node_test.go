@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
+	"github.com/quorumlock/quorumlock/internal/leakcheck"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 func start(t *testing.T) (*localredis.Server, *Node) {
 	t.Helper()

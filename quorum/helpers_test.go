@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
+	"github.com/quorumlock/quorumlock/internal/leakcheck"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // cluster starts n independent redis-server processes and returns them with
 // one client each; everything is stopped in t.Cleanup.

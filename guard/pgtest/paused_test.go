@@ -1,4 +1,4 @@
-package guard
+package pgtest
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/guard"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -39,12 +40,12 @@ func pausedHolder(t *testing.T, db *sql.DB) {
 	store := localredis.StartT(t, localredis.Config{})
 	sc := store.Client()
 	t.Cleanup(func() { _ = sc.Close() })
-	rg := NewRedis(sc)
+	rg := guard.NewRedis(sc)
 	if _, err := db.ExecContext(ctx, `CREATE TABLE ledger (id int PRIMARY KEY, balance bigint NOT NULL, fence_token bigint NOT NULL DEFAULT 0);
 		INSERT INTO ledger (id, balance) VALUES (7, 0)`); err != nil {
 		t.Fatal(err)
 	}
-	ledger := Table{Name: "ledger"}
+	ledger := guard.Table{Name: "ledger"}
 
 	a, err := m.Lock(ctx)
 	if err != nil {
@@ -71,7 +72,7 @@ func pausedHolder(t *testing.T, db *sql.DB) {
 	_ = b.Unlock(ctx)
 
 	// A wakes up and writes with its old token.
-	var se *StaleError
+	var se *guard.StaleError
 	err = rg.Set(ctx, "account:7", a.Token(), "A", 0)
 	if !errors.As(err, &se) || se.Last != b.Token() {
 		t.Fatalf("the paused holder's Redis write: %v, want refused with last token %d", err, b.Token())
