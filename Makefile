@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps deps-redis bench bench-quick chaos chaos-quick vet
+.PHONY: demo test deps deps-redis bench bench-quick chaos chaos-quick mutants mutants-quick vet
 
 deps:
 	@scripts/ensure-deps.sh
@@ -31,3 +31,11 @@ chaos: deps-redis
 
 chaos-quick: deps-redis
 	go run ./cmd/quorumlock chaos --quick --json chaos.json --html chaos.html
+
+# Deliberate bugs put into a copy of the library, each run through the
+# matrix cells meant to catch it (jepsen-like/mutants): exit 1 if one survives.
+mutants: deps-redis
+	go run ./cmd/quorumlock chaos --mutants
+
+mutants-quick: deps-redis
+	go run ./cmd/quorumlock chaos --mutants --mutant quorum-of-1,unlock-without-owner-check,no-rollback

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
+	"github.com/quorumlock/quorumlock/jepsen-like/mutants"
 )
 
 const chaosSummary = "run the lock modes × fault scenarios matrix on local Redis servers, check every history, report (Markdown, JSON, HTML)"
@@ -28,8 +30,13 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	var o matrix.Options
 	fs := flags("chaos", chaosSummary, out)
 	o.Register(fs)
+	runMutants := fs.Bool("mutants", false, "instead of the matrix: put each deliberate bug of jepsen-like/mutants into a copy of the library and run the cells meant to catch it (exit 1 if one survives)")
+	only := fs.String("mutant", "", "with --mutants: only these mutants (comma-separated names)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *runMutants {
+		return chaosMutants(ctx, o.Seed, *only, out)
 	}
 	// Refused dials during partitions and crashes are the point here, not
 	// news: keep go-redis quiet.
@@ -40,6 +47,40 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 		return errUsage
 	}
 	return err
+}
+
+// chaosMutants is `quorumlock chaos --mutants`: the control and every
+// selected mutant, a table on out, exit 1 when a mutant survives.
+func chaosMutants(ctx context.Context, seed int64, only string, out io.Writer) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := mutants.FindRoot(wd)
+	if err != nil {
+		return err
+	}
+	o := mutants.Options{Root: root, Seed: seed, Progress: chaosProgress}
+	if only != "" {
+		o.Only = strings.Split(only, ",")
+	}
+	outs, err := mutants.Run(ctx, o, mutants.List)
+	mutants.WriteTable(out, mutants.List, outs)
+	if err != nil {
+		return err
+	}
+	var survivors []string
+	for _, x := range outs {
+		if !x.Survived() && len(x.Killed) == 0 && x.Err != nil {
+			survivors = append(survivors, x.Mutant+" (not judged)")
+		} else if x.Survived() && !strings.HasPrefix(x.Mutant, "control") {
+			survivors = append(survivors, x.Mutant)
+		}
+	}
+	if len(survivors) > 0 {
+		return fmt.Errorf("%d mutants not killed: %s", len(survivors), strings.Join(survivors, ", "))
+	}
+	return nil
 }
 
 type quietRedis struct{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,7 +206,61 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	rep := checker.Check(h, checker.WithTimeout(checkTimeout))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
+	res = judgeMore(c, exp, res, rep)
 	return res.WithTimeline(h), h, nil
+}
+
+// LivenessFloor is the availability (acquisitions ÷ attempts) below which
+// a cell that expects progress fails: under no fault, or a quorum mode
+// under a fault on a minority of its nodes, Lock calls should succeed
+// (0.92–1.0 in the quick matrix; a lock that leaves shares behind after a
+// failed attempt falls far below).
+const LivenessFloor = 0.8
+
+// ExpectsProgress reports whether a cell must keep acquiring: no fault, or
+// a majority lock with a fault on a minority of its nodes.
+func ExpectsProgress(c Cell) bool {
+	if !c.Expect().Safe {
+		return false
+	}
+	switch c.Scenario.ID {
+	case "baseline":
+		return true
+	case "partition-minority", "latency", "node-pause":
+		return c.Mode.Majority && c.Mode.Nodes() >= 3
+	}
+	return false
+}
+
+// judgeMore adds the properties every cell is judged on besides its
+// claim's: keys left without expiry (WithExpiry), token order in a fenced
+// mode (a regression is a violation, not only a stale write the resource
+// refused) and liveness where the cell expects progress. An expected-safe
+// cell that fails one is refuted.
+func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) report.Result {
+	judged := []string{res.Property, "expiry"}
+	fail := func(why string) {
+		if res.Verdict == report.Refuted {
+			res.VerdictNote = why + "; " + res.VerdictNote
+			return
+		}
+		res.Verdict, res.VerdictNote = report.Refuted, why
+	}
+	if c.Mode.Fencing {
+		judged = append(judged, "token-order")
+		if exp.Safe && rep.TokenOrder.Count > 0 {
+			fail(fmt.Sprintf("expected safe (token order), observed %d token regressions in a fenced mode", rep.TokenOrder.Count))
+		}
+	}
+	if ExpectsProgress(c) {
+		judged = append(judged, "liveness")
+		if res.Acquisitions == 0 || res.Availability < LivenessFloor {
+			fail(fmt.Sprintf("expected progress (liveness), observed %d acquisitions in %d attempts (availability %.3f < %.1f)",
+				res.Acquisitions, res.Attempts, res.Availability, LivenessFloor))
+		}
+	}
+	res.Judged = strings.Join(judged, ", ")
+	return res
 }
 
 // runCell runs the cell's workers and faults and returns the history and

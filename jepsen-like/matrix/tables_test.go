@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
@@ -199,5 +200,45 @@ func TestFailures(t *testing.T) {
 	got := Failures(m)
 	if len(got) != 2 || got[0].Mode != "a" || got[1].Mode != "e" {
 		t.Errorf("Failures = %v, want a and e (keys without expiry fail any mode)", got)
+	}
+}
+
+func cellOf(t *testing.T, mode, scenario string) Cell {
+	t.Helper()
+	ms, err := SelectModes(Modes, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := SelectScenarios(Scenarios, scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Cell{Mode: ms[0], Scenario: ss[0]}
+}
+
+// Token order judges fenced cells, liveness the cells that expect
+// progress; a clean row stays reproduced and says what it was judged on.
+func TestJudgeMore(t *testing.T) {
+	clean := report.Result{Property: "mutual-exclusion", Acquisitions: 100, Attempts: 100, Availability: 1, ExpectedSafe: true, Verdict: report.Reproduced}
+	regress := checker.Report{}
+	regress.TokenOrder.Count = 3
+
+	c := cellOf(t, "redlock-5+fencing", "partition-minority")
+	if r := judgeMore(c, c.Expect(), clean, regress); r.Verdict != report.Refuted || !strings.Contains(r.VerdictNote, "3 token regressions") {
+		t.Errorf("fenced cell with token regressions: %s %q", r.Verdict, r.VerdictNote)
+	}
+	c = cellOf(t, "redlock-5", "partition-minority")
+	r := judgeMore(c, c.Expect(), clean, regress)
+	if r.Verdict != report.Reproduced || r.Judged != "mutual-exclusion, expiry, liveness" {
+		t.Errorf("unfenced cell: %s, judged on %q", r.Verdict, r.Judged)
+	}
+	starved := clean
+	starved.Acquisitions, starved.Availability = 4, 0.04
+	if r := judgeMore(c, c.Expect(), starved, checker.Report{}); r.Verdict != report.Refuted || !strings.Contains(r.VerdictNote, "liveness") {
+		t.Errorf("a majority lock under a minority fault that stopped acquiring: %s %q", r.Verdict, r.VerdictNote)
+	}
+	c = cellOf(t, "multilock-3", "partition-minority") // needs every node: no progress expected
+	if r := judgeMore(c, c.Expect(), starved, checker.Report{}); r.Verdict != report.Reproduced {
+		t.Errorf("multilock under a minority fault judged on liveness: %q", r.VerdictNote)
 	}
 }

@@ -40,7 +40,11 @@ func (m Matrix) WriteMarkdown(w io.Writer) error {
 	if len(m.Results) > 0 {
 		fmt.Fprintln(bw)
 		for i, r := range m.Results {
-			fmt.Fprintf(bw, "%d. %s — %s\n", i+1, cell(r.Claim), cell(r.VerdictNote))
+			judged := ""
+			if r.Judged != "" {
+				judged = " (judged on " + r.Judged + ")"
+			}
+			fmt.Fprintf(bw, "%d. %s — %s%s\n", i+1, cell(r.Claim), cell(r.VerdictNote), judged)
 		}
 	}
 	return bw.Flush()

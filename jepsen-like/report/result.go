@@ -69,6 +69,11 @@ type Result struct {
 	AcquireP50Ms float64 `json:"acquire_p50_ms"`
 	AcquireP99Ms float64 `json:"acquire_p99_ms"`
 
+	// Judged lists, comma-separated, the properties the row is judged on:
+	// the claim's, then "expiry", "token-order" (fenced modes), "liveness"
+	// (cells that expect progress).
+	Judged string `json:"judged,omitempty"`
+
 	// ExpectedSafe is what the claim predicts for this mode and scenario.
 	ExpectedSafe bool    `json:"expected_safe"`
 	Verdict      Verdict `json:"verdict"`

@@ -1,0 +1,321 @@
+// Package mutants puts deliberate bugs into a copy of the library, one at a
+// time, and runs each mutant through the matrix cells that should catch it:
+// a chaos suite is only as good as the bugs it catches.
+//
+// A mutant is a textual change to one file of the repository (it must match
+// exactly once, so a mutant that no longer applies is an error, not a pass).
+// Each one is applied to a scratch copy of the tracked files, the CLI is
+// built there, and `quorumlock chaos --quick` runs the mutant's cells. The
+// mutant is killed when a run fails with a cell expected safe that showed a
+// violation (or left lock keys without expiry); it survives when every cell
+// passes. The unmutated tree runs the same cells first, as the control: if
+// it fails, a kill would mean nothing.
+package mutants
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Cell is one mode × scenario of the matrix.
+type Cell struct{ Mode, Scenario string }
+
+func (c Cell) String() string { return c.Mode + " × " + c.Scenario }
+
+// Mutant is one deliberate bug.
+type Mutant struct {
+	// Name is how the command line and the table call it.
+	Name string
+	// Bug says what the change breaks.
+	Bug string
+	// File is the repository-relative file changed; Old is replaced by New
+	// (Old must occur exactly once).
+	File, Old, New string
+	// Cells should catch it.
+	Cells []Cell
+}
+
+// Apply changes the copy of the repository at root.
+func (m Mutant) Apply(root string) error {
+	p := filepath.Join(root, filepath.FromSlash(m.File))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("mutant %s: %w", m.Name, err)
+	}
+	if n := bytes.Count(b, []byte(m.Old)); n != 1 {
+		return fmt.Errorf("mutant %s: the text to change occurs %d times in %s, want once (the code moved on: update the mutant)", m.Name, n, m.File)
+	}
+	return os.WriteFile(p, bytes.Replace(b, []byte(m.Old), []byte(m.New), 1), 0o644)
+}
+
+// Outcome is what the cells did to one mutant (or to the control).
+type Outcome struct {
+	Mutant string
+	// Killed names the cells that caught it, with why.
+	Killed []string
+	// Err is set when the mutant could not be judged (it did not build,
+	// a cell could not run).
+	Err     error
+	Elapsed time.Duration
+}
+
+// Survived reports a mutant no cell caught.
+func (o Outcome) Survived() bool { return o.Err == nil && len(o.Killed) == 0 }
+
+// Options of a run.
+type Options struct {
+	// Root is the repository (the directory of go.work).
+	Root string
+	// Only runs the mutants whose names are listed (all when empty).
+	Only []string
+	// Seed is passed to every matrix run.
+	Seed int64
+	// Progress, when set, is told what happens.
+	Progress io.Writer
+}
+
+// Run judges every selected mutant, after the control. It returns the
+// control's outcome first.
+func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
+	sel, err := selectMutants(list, o.Only)
+	if err != nil {
+		return nil, err
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	var union []Cell
+	seen := map[Cell]bool{}
+	for _, m := range sel {
+		for _, c := range m.Cells {
+			if !seen[c] {
+				seen[c] = true
+				union = append(union, c)
+			}
+		}
+	}
+	out := make([]Outcome, 0, len(sel)+1)
+	control := judge(ctx, o, Mutant{Name: "control (no mutant)", Cells: union}, progress)
+	out = append(out, control)
+	if control.Err != nil || len(control.Killed) > 0 {
+		return out, fmt.Errorf("mutants: the unmutated tree fails its cells (%v %v): the harness is not reliable, no mutant judged", control.Killed, control.Err)
+	}
+	for _, m := range sel {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		out = append(out, judge(ctx, o, m, progress))
+	}
+	return out, nil
+}
+
+func selectMutants(list []Mutant, only []string) ([]Mutant, error) {
+	if len(only) == 0 {
+		return list, nil
+	}
+	var out []Mutant
+	for _, name := range only {
+		found := false
+		for _, m := range list {
+			if m.Name == name {
+				out = append(out, m)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("mutants: no mutant %q", name)
+		}
+	}
+	return out, nil
+}
+
+// judge copies the repository, applies m (the control has no File),
+// builds the CLI and runs m's cells, stopping at the first kill.
+func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) Outcome {
+	start := time.Now()
+	res := Outcome{Mutant: m.Name}
+	defer func() { res.Elapsed = time.Since(start) }()
+	fmt.Fprintf(progress, "%s: ", m.Name)
+	dir, err := os.MkdirTemp("", "quorumlock-mutant-*")
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer os.RemoveAll(dir)
+	if err := copyTracked(ctx, o.Root, dir); err != nil {
+		res.Err = err
+		fmt.Fprintln(progress, err)
+		return res
+	}
+	if m.File != "" {
+		if err := m.Apply(dir); err != nil {
+			res.Err = err
+			fmt.Fprintln(progress, err)
+			return res
+		}
+	}
+	bin := filepath.Join(dir, "quorumlock-mutant")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/quorumlock")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"))
+	if b, err := build.CombinedOutput(); err != nil {
+		res.Err = fmt.Errorf("build: %v\n%s", err, b)
+		fmt.Fprintln(progress, "does not build")
+		return res
+	}
+	for _, c := range m.Cells {
+		killed, err := runCell(ctx, bin, dir, c, o.Seed)
+		if err != nil {
+			res.Err = errors.Join(res.Err, fmt.Errorf("%s: %w", c, err))
+			continue
+		}
+		if killed != "" {
+			res.Killed = append(res.Killed, c.String()+": "+killed)
+			break
+		}
+	}
+	switch {
+	case len(res.Killed) > 0:
+		fmt.Fprintf(progress, "killed by %s (%v)\n", res.Killed[0], time.Since(start).Round(time.Second))
+	case res.Err != nil:
+		fmt.Fprintf(progress, "not judged: %v\n", res.Err)
+	default:
+		fmt.Fprintf(progress, "passed every cell (%v)\n", time.Since(start).Round(time.Second))
+	}
+	return res
+}
+
+// row is the part of the matrix JSON a kill is read from.
+type row struct {
+	Mode              string `json:"mode"`
+	Scenario          string `json:"scenario"`
+	ExpectedSafe      bool   `json:"expected_safe"`
+	Verdict           string `json:"verdict"`
+	VerdictNote       string `json:"verdict_note"`
+	KeysWithoutExpiry int    `json:"keys_without_expiry"`
+}
+
+// runCell runs one cell; killed says why it caught the mutant ("" when
+// the cell passed).
+func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed string, err error) {
+	js := filepath.Join(dir, "cell.json")
+	_ = os.Remove(js)
+	cmd := exec.CommandContext(ctx, bin, "chaos", "--quick", "--modes", c.Mode, "--scenarios", c.Scenario,
+		"--seed", fmt.Sprint(seed), "--json", js)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	raw, err := os.ReadFile(js)
+	if err != nil {
+		return "", fmt.Errorf("no result (%v): %s", runErr, tail(out.String(), 400))
+	}
+	var doc struct {
+		Results []row `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return "", err
+	}
+	for _, r := range doc.Results {
+		if (r.ExpectedSafe && r.Verdict == "refuted") || r.KeysWithoutExpiry > 0 {
+			return r.VerdictNote, nil
+		}
+	}
+	if runErr != nil {
+		return "", fmt.Errorf("chaos exited with %v and no failing row: %s", runErr, tail(out.String(), 400))
+	}
+	if len(doc.Results) == 0 {
+		return "", errors.New("the cell did not run (does the scenario apply to the mode?)")
+	}
+	return "", nil
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// copyTracked copies the files git tracks in root (committed or staged)
+// into dir.
+func copyTracked(ctx context.Context, root, dir string) error {
+	ls := exec.CommandContext(ctx, "git", "ls-files", "-z")
+	ls.Dir = root
+	b, err := ls.Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
+		src, dst := filepath.Join(root, f), filepath.Join(dir, f)
+		data, err := os.ReadFile(src)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted in the work tree
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FindRoot walks up from dir to the directory holding go.work.
+func FindRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("mutants: no go.work above %s: run from a clone of the repository", dir)
+		}
+	}
+}
+
+// WriteTable writes the outcomes as a Markdown table.
+func WriteTable(w io.Writer, list []Mutant, outs []Outcome) {
+	bug := map[string]string{}
+	for _, m := range list {
+		bug[m.Name] = m.Bug
+	}
+	fmt.Fprintln(w, "| mutant | bug | result | time |")
+	fmt.Fprintln(w, "|---|---|---|--:|")
+	killed, judged := 0, 0
+	for _, o := range outs {
+		result := "passed every cell (survived)"
+		switch {
+		case len(o.Killed) > 0:
+			result = "killed: " + o.Killed[0]
+		case o.Err != nil:
+			result = "not judged: " + o.Err.Error()
+		}
+		if strings.HasPrefix(o.Mutant, "control") {
+			if o.Survived() {
+				result = "every cell passed"
+			}
+		} else if o.Err == nil {
+			judged++
+			if len(o.Killed) > 0 {
+				killed++
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %v |\n", o.Mutant, bug[o.Mutant], strings.ReplaceAll(tail(result, 240), "|", "/"), o.Elapsed.Round(time.Second))
+	}
+	fmt.Fprintf(w, "\nscore: %d of %d mutants killed\n", killed, judged)
+}

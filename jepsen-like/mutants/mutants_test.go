@@ -1,0 +1,44 @@
+package mutants
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Every mutant still applies to the current tree (its text occurs exactly
+// once), changes something, and names cells; a mutant the code moved away
+// from fails here rather than passing silently in `chaos --mutants`.
+func TestEveryMutantApplies(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := FindRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := copyTracked(context.Background(), root, dir); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, m := range List {
+		if names[m.Name] || m.Name == "" || m.Old == m.New || len(m.Cells) == 0 {
+			t.Errorf("mutant %q: duplicate name, no change or no cells", m.Name)
+		}
+		names[m.Name] = true
+		if err := m.Apply(dir); err != nil {
+			t.Error(err)
+		}
+	}
+	// A mutant whose text is not there is refused, not skipped.
+	stale := Mutant{Name: "stale", File: "go.work", Old: "no such text", New: "x"}
+	if err := stale.Apply(dir); err == nil || !strings.Contains(err.Error(), "occurs 0 times") {
+		t.Errorf("a stale mutant applied: %v", err)
+	}
+	if len(List) < 9 {
+		t.Errorf("%d mutants, want at least the nine of issue 13", len(List))
+	}
+}
