@@ -141,9 +141,9 @@ func selectMutants(list []Mutant, only []string) ([]Mutant, error) {
 
 // judge copies the repository, applies m (the control has no File),
 // builds the CLI and runs m's cells, stopping at the first kill.
-func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) Outcome {
+func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Outcome) {
 	start := time.Now()
-	res := Outcome{Mutant: m.Name}
+	res.Mutant = m.Name
 	defer func() { res.Elapsed = time.Since(start) }()
 	fmt.Fprintf(progress, "%s: ", m.Name)
 	dir, err := os.MkdirTemp("", "quorumlock-mutant-*")
