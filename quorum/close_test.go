@@ -112,7 +112,11 @@ func TestCloseEndsEveryKindOfLease(t *testing.T) {
 
 // Close racing watchdog renewals (TTL 30 ms: a renewal every 10 ms) and
 // Locks in flight, under -race: no data race, every lease ends, and
-// nothing is left running (goleak in TestMain).
+// nothing is left running (goleak in TestMain). An Unlock racing Close
+// reports ErrClosed (it once said "already unlocked" while Close waited for
+// a renewal); a 30 ms lease may also be lost on a loaded machine before
+// Close, which Unlock reports as ErrLeaseLost — right, and not what this
+// test is about.
 func TestCloseRacesWatchdogAndLocks(t *testing.T) {
 	_, clients := cluster(t, 3)
 	for round := range 20 {
@@ -143,7 +147,7 @@ func TestCloseRacesWatchdogAndLocks(t *testing.T) {
 						leases = append(leases, l)
 						mu.Unlock()
 						time.Sleep(15 * time.Millisecond) // across a renewal
-						if err := l.Unlock(ctx); err != nil && !errors.Is(err, ErrClosed) {
+						if err := l.Unlock(ctx); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrLeaseLost) {
 							t.Errorf("Unlock: %v", err)
 						}
 					}

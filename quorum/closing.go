@@ -104,7 +104,7 @@ func (l *Lease) closeByClient(ctx context.Context) {
 		l.mu.Unlock()
 		return
 	}
-	l.unlocked = true
+	l.unlocked, l.closed = true, true
 	l.timer.Stop()
 	l.mu.Unlock()
 	l.renewing.Wait()

@@ -32,9 +32,13 @@ type Lease struct {
 
 	mu       sync.Mutex
 	unlocked bool
-	cause    error // why the lease ended; nil while it holds
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
+	// closed: Client.Close took the lease over (it set unlocked too); an
+	// Unlock after that reports the Close, even while Close is still
+	// waiting for a renewal under way and the lease has no cause yet.
+	closed bool
+	cause  error // why the lease ended; nil while it holds
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 	// timer drives the watchdog (renew every ttl/3) or, for a fixed lease
 	// time, fires at the validity's end. A timer instead of a goroutine per
 	// lease: nothing runs between renewals, and Unlock only stops it.
@@ -147,10 +151,15 @@ func (l *Lease) Extend(ctx context.Context) error {
 func (l *Lease) Unlock(ctx context.Context) error {
 	l.mu.Lock()
 	if l.unlocked {
-		cause := l.cause
+		cause, closed := l.cause, l.closed
 		l.mu.Unlock()
-		if errors.Is(cause, ErrClosed) {
+		switch {
+		case errors.Is(cause, ErrClosed):
 			return cause // Close ended it and released the lock
+		case closed && cause != nil:
+			return errors.Join(cause, errClosedLease) // lost first, then Close
+		case closed:
+			return errClosedLease // Close is ending it right now
 		}
 		return errors.New("quorumlock: lease already unlocked")
 	}
