@@ -8,6 +8,7 @@ require (
 	github.com/quorumlock/quorumlock v0.0.0
 	github.com/quorumlock/quorumlock/jepsen-like v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	go.uber.org/goleak v1.3.0
 )
 
@@ -59,7 +60,6 @@ require (
 	github.com/prometheus/common v0.62.0 // indirect
 	github.com/prometheus/procfs v0.15.1 // indirect
 	github.com/quorumlock/quorumlock/chaos v0.0.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/rs/zerolog v1.35.1 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
