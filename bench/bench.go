@@ -138,6 +138,23 @@ func (b *bench) specs() []*spec {
 			out = append(out, s)
 		}
 	}
+	if b.o.curve != "" {
+		// The curve: throughput against goroutines, distinct names, for
+		// every implementation that runs on N nodes.
+		for _, n := range []int{1, 3, 5} {
+			for _, g := range curveGoroutines {
+				s := &spec{id: "curve", nodes: n, goroutines: g, metric: "Lock+Unlock",
+					title: fmt.Sprintf("curve: Lock+Unlock, N=%d, %d goroutine%s, distinct names", n, g, plural(g))}
+				s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+				if n == 1 {
+					s.entries = append(s.entries, rlTuned(), rdDefault())
+				}
+				s.work = pairs(g, b.o.dur)
+				s.warm = pairs(g, b.o.dur/5)
+				out = append(out, s)
+			}
+		}
+	}
 	holds := []time.Duration{b.o.hold}
 	if !b.o.quick && b.o.hold > 0 {
 		holds = append(holds, 0) // the literal case, to show the relay (see handoff)

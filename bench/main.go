@@ -48,6 +48,7 @@ type options struct {
 	jsonPath  string
 	cpuprof   string
 	slowPeers int // rounds for peers that take seconds per operation
+	curve     string
 }
 
 func main() {
@@ -72,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&o.curve, "curve", "", "also run the goroutine curve (1, 4, 16, 64, 256 goroutines; N=1, 3, 5) and draw it, with the hand-off gaps, to this PNG file")
 	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -162,6 +164,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	env := environment(began, servers)
 	printReport(stdout, env, o, res)
 	printMemory(stdout, mem)
+	if o.curve != "" {
+		if err := drawCurve(o.curve, res); err != nil {
+			return fmt.Errorf("-curve: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", o.curve)
+	}
 	if mc := memoryChecks(mem); len(mc) > 0 {
 		fmt.Fprintf(stdout, "\n| target | measured | |\n|---|---|---|\n")
 		for _, c := range mc {
