@@ -20,10 +20,10 @@ vet:
 
 # Side by side with redsync, redislock and a raw SET NX floor (own module: bench/).
 bench: deps-redis
-	cd bench && go run . -json bench.json
+	cd bench && go run . -json bench.json -curve ../docs/bench-curve.png
 
 bench-quick: deps-redis
-	cd bench && go run . -quick
+	cd bench && go run . -quick -curve bench-curve.png
 
 # The single-node vs quorum matrix under faults (jepsen-like/).
 chaos: deps-redis

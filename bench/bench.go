@@ -120,17 +120,39 @@ func (b *bench) specs() []*spec {
 	rlTuned := func() *entry {
 		return b.entry(1, goRedisDefault, "retry-5ms", adapters.Config{Kind: adapters.Redislock, RetryDelay: tuned})
 	}
+	// rueidislock makes its own rueidis client from the node's address.
+	rdDefault := func() *entry { return b.entry(1, goRedisDefault, "", adapters.Config{Kind: adapters.Rueidislock}) }
+	rdNoLoop := func() *entry {
+		return b.entry(1, goRedisDefault, "noloop", adapters.Config{Kind: adapters.Rueidislock, Tuned: true})
+	}
 	for _, n := range []int{1, 3, 5} {
 		for _, g := range []int{1, 16} {
 			s := &spec{id: "uncontended", nodes: n, goroutines: g, metric: "Lock+Unlock",
 				title: fmt.Sprintf("uncontended Lock+Unlock, N=%d, %d goroutine%s", n, g, plural(g))}
 			s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
 			if n == 1 {
-				s.entries = append(s.entries, rlTuned())
+				s.entries = append(s.entries, rlTuned(), rdDefault())
 			}
 			s.work = pairs(g, b.o.dur)
 			s.warm = pairs(g, b.o.dur/5)
 			out = append(out, s)
+		}
+	}
+	if b.o.curve != "" {
+		// The curve: throughput against goroutines, distinct names, for
+		// every implementation that runs on N nodes.
+		for _, n := range []int{1, 3, 5} {
+			for _, g := range curveGoroutines {
+				s := &spec{id: "curve", nodes: n, goroutines: g, metric: "Lock+Unlock",
+					title: fmt.Sprintf("curve: Lock+Unlock, N=%d, %d goroutine%s, distinct names", n, g, plural(g))}
+				s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+				if n == 1 {
+					s.entries = append(s.entries, rlTuned(), rdDefault())
+				}
+				s.work = pairs(g, b.o.dur)
+				s.warm = pairs(g, b.o.dur/5)
+				out = append(out, s)
+			}
 		}
 	}
 	holds := []time.Duration{b.o.hold}
@@ -148,7 +170,7 @@ func (b *bench) specs() []*spec {
 			s := &spec{id: id, nodes: n, goroutines: handoffWorkers, metric: "Lock wait", title: title}
 			s.entries = []*entry{ours(n), rsDefault(n), rsTuned(n)}
 			if n == 1 {
-				s.entries = append(s.entries, rlTuned())
+				s.entries = append(s.entries, rlTuned(), rdDefault(), rdNoLoop())
 			}
 			s.work = handoff(b.o.handoff, hold)
 			s.warm = handoff(b.o.handoff/5, hold)
@@ -230,7 +252,7 @@ func (b *bench) all(ctx context.Context) ([]Result, error) {
 			res = append(res, summarize(s, e))
 		}
 	}
-	if len(res) == 0 {
+	if len(res) == 0 && (b.o.filter == nil || !b.o.filter.MatchString(memoryCaseID)) {
 		return nil, errors.New("no case matched -cases")
 	}
 	return res, nil

@@ -48,6 +48,7 @@ type options struct {
 	jsonPath  string
 	cpuprof   string
 	slowPeers int // rounds for peers that take seconds per operation
+	curve     string
 }
 
 func main() {
@@ -67,11 +68,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
 	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
 	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
-	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing; titles as printed, e.g. \"uncontended.*N=5, 16\")")
+	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, memory; titles as printed, e.g. \"uncontended.*N=5, 16\")")
 	fs.StringVar(&impls, "impls", "", "run only implementations whose label (e.g. \"quorumlock\", \"redsync retry-5ms\") matches this regexp")
 	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&o.curve, "curve", "", "also run the goroutine curve (1, 4, 16, 64, 256 goroutines; N=1, 3, 5) and draw it, with the hand-off gaps, to this PNG file")
 	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -153,10 +155,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var mem []MemRow
+	if o.filter == nil || o.filter.MatchString(memoryCaseID) {
+		if mem, err = memoryCase(ctx, servers[0]); err != nil {
+			return err
+		}
+	}
 	env := environment(began, servers)
 	printReport(stdout, env, o, res)
+	printMemory(stdout, mem)
+	if o.curve != "" {
+		if err := drawCurve(o.curve, res); err != nil {
+			return fmt.Errorf("-curve: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", o.curve)
+	}
+	if mc := memoryChecks(mem); len(mc) > 0 {
+		fmt.Fprintf(stdout, "\n| target | measured | |\n|---|---|---|\n")
+		for _, c := range mc {
+			fmt.Fprintf(stdout, "| %s | %s | %s |\n", c.Target, c.Measured, map[bool]string{true: "ok", false: "MISS"}[c.Pass])
+		}
+	}
 	if o.jsonPath != "" {
-		if err := writeJSON(o.jsonPath, env, o, res); err != nil {
+		if err := writeJSON(o.jsonPath, env, o, res, mem); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.jsonPath)
@@ -213,10 +234,11 @@ type jsonFile struct {
 	Rounds  int      `json:"rounds"`
 	Results []Result `json:"results"`
 	Targets []Check  `json:"targets"`
+	Memory  []MemRow `json:"memory_per_held_lock,omitempty"`
 }
 
-func writeJSON(path string, env Env, o options, res []Result) error {
-	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: checks(res)}
+func writeJSON(path string, env Env, o options, res []Result, mem []MemRow) error {
+	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: append(checks(res), memoryChecks(mem)...), Memory: mem}
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err

@@ -192,10 +192,11 @@ func checks(res []Result) []Check {
 		out = append(out, Check{Target: fmt.Sprintf("%s ≥ %.2f×", target, want),
 			Measured: fmt.Sprintf("%.2f× (%s vs %s /s)", x, rate(a.OpsPerSec), rate(b.OpsPerSec)), Pass: x >= want})
 	}
-	const ql, rs, rl, raw = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw
+	const ql, rs, rl, raw, rd = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw, adapters.Rueidislock
 	u := func(n, g int, k adapters.Kind, v string) *Result { return find(res, "uncontended", n, g, k, v) }
 	ratio("uncontended N=1 1g: quorumlock ÷ redislock", u(1, 1, ql, "default"), u(1, 1, rl, "retry-5ms"), 1.05)
 	ratio("uncontended N=1 1g: quorumlock ÷ raw", u(1, 1, ql, "default"), u(1, 1, raw, "default"), 0.9)
+	ratio("uncontended N=1 1g: quorumlock ÷ rueidislock", u(1, 1, ql, "default"), u(1, 1, rd, "default"), 1.0)
 	for _, n := range []int{3, 5} {
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ redsync", n), u(n, 1, ql, "default"), u(n, 1, rs, "default"), 1.1)
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ raw fan-out", n), u(n, 1, ql, "default"), u(n, 1, raw, "default"), 0.95)
@@ -207,6 +208,18 @@ func checks(res []Result) []Check {
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redsync default", n), ours, h(rs, "default"), 10)
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redsync retry 5ms", n), ours, h(rs, "retry-5ms"), 2.5)
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redislock retry 5ms", n), ours, h(rl, "retry-5ms"), 2.5)
+		if n == 1 {
+			peer := h(rd, "default")
+			ratio("hand-off N=1: quorumlock ÷ rueidislock", ours, peer, 1.5)
+			if ours != nil && peer != nil && ours.GapP50us != nil && peer.GapP50us != nil {
+				out = append(out, Check{Target: "hand-off N=1: median gap ≤ rueidislock's",
+					Measured: fmt.Sprintf("%.2f ms vs %.2f ms", *ours.GapP50us/1e3, *peer.GapP50us/1e3), Pass: *ours.GapP50us <= *peer.GapP50us})
+			}
+			if ours != nil && ours.Fairness != nil && peer != nil && peer.Fairness != nil {
+				out = append(out, Check{Target: "hand-off N=1: fairness min/max ≥ 0.9 (rueidislock's shown)",
+					Measured: fmt.Sprintf("%.2f (rueidislock %.2f)", *ours.Fairness, *peer.Fairness), Pass: *ours.Fairness >= 0.9})
+			}
+		}
 		if ours != nil && ours.GapP50us != nil {
 			out = append(out, Check{Target: fmt.Sprintf("hand-off N=%d: median gap ≤ 0.5 ms", n),
 				Measured: fmt.Sprintf("%.2f ms", *ours.GapP50us/1e3), Pass: *ours.GapP50us <= 500})

@@ -28,10 +28,14 @@ const (
 	// No validity, no drift, no reentrancy: it only shows what the round
 	// trips cost.
 	Raw Kind = "raw"
+	// Rueidislock is github.com/redis/rueidis/rueidislock on one node
+	// (KeyMajority 1): it waits on client-side-caching invalidations and
+	// renews in the background. It supports one node only.
+	Rueidislock Kind = "rueidislock"
 )
 
 // Kinds lists every implementation.
-var Kinds = []Kind{Quorumlock, Redsync, Redislock, Raw}
+var Kinds = []Kind{Quorumlock, Redsync, Redislock, Raw, Rueidislock}
 
 // Errors.
 var (
@@ -59,6 +63,9 @@ type Config struct {
 	RetryDelay time.Duration
 	// Fencing asks for fencing tokens; only quorumlock has them.
 	Fencing bool
+	// Tuned selects a peer's documented faster setting where it has one:
+	// rueidislock's NoLoopTracking (Redis ≥ 7.0.5). Ignored by the others.
+	Tuned bool
 	// Quorum are extra options for quorumlock (quorum.WithFencing is added
 	// when Fencing is set).
 	Quorum []quorum.Option
@@ -118,10 +125,15 @@ func New(clients []redis.UniversalClient, cfg Config) (Locker, error) {
 		return newRedislock(clients[0], cfg), nil
 	case Raw:
 		return newRaw(clients, cfg), nil
+	case Rueidislock:
+		if len(clients) != 1 {
+			return nil, fmt.Errorf("%w: rueidislock spreads its keys over one deployment, not independent masters; got %d", ErrUnsupported, len(clients))
+		}
+		return newRueidislock(clients[0], cfg)
 	case "":
-		return nil, errors.New("adapters: Config.Kind is empty; pick one of quorumlock, redsync, redislock, raw")
+		return nil, errors.New("adapters: Config.Kind is empty; pick one of quorumlock, redsync, redislock, raw, rueidislock")
 	}
-	return nil, fmt.Errorf("adapters: unknown kind %q; pick one of quorumlock, redsync, redislock, raw", cfg.Kind)
+	return nil, fmt.Errorf("adapters: unknown kind %q; pick one of quorumlock, redsync, redislock, raw, rueidislock", cfg.Kind)
 }
 
 // tuning describes a polling implementation's retry delay for Name.

@@ -51,6 +51,8 @@ func TestContract(t *testing.T) {
 		{Config{Kind: Redislock, TTL: 2 * time.Second, RetryDelay: 5 * time.Millisecond}, 1, "redislock(retry 5ms)"},
 		{Config{Kind: Raw, TTL: 2 * time.Second, RetryDelay: 5 * time.Millisecond}, 3, "raw"},
 		{Config{Kind: Raw, TTL: 2 * time.Second, RetryDelay: 5 * time.Millisecond}, 1, "raw"},
+		{Config{Kind: Rueidislock, TTL: 2 * time.Second}, 1, "rueidislock"},
+		{Config{Kind: Rueidislock, TTL: 2 * time.Second, Tuned: true}, 1, "rueidislock(noloop)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"/"+string(rune('0'+tt.nodes)), func(t *testing.T) {
@@ -137,6 +139,7 @@ func TestNewRejects(t *testing.T) {
 		{"negative ttl", two, Config{Kind: Raw, TTL: -time.Second}, false},
 		{"redislock on two nodes", two, Config{Kind: Redislock}, true},
 		{"fencing on redsync", two, Config{Kind: Redsync, Fencing: true}, true},
+		{"rueidislock on two nodes", two, Config{Kind: Rueidislock}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,5 +152,38 @@ func TestNewRejects(t *testing.T) {
 				t.Fatalf("%v: ErrUnsupported %v, want %v", err, errors.Is(err, ErrUnsupported), tt.unsup)
 			}
 		})
+	}
+}
+
+// rueidislock's lease is a child of the context its call is given; the
+// adapter detaches it, so a Lock whose wait context ends right after the
+// grant keeps its lease, and the lease's Context ends on Unlock.
+func TestRueidislockLeaseOutlivesWaitContext(t *testing.T) {
+	servers := localredis.StartNT(t, 1, localredis.Config{})
+	l := newLocker(t, clients(t, servers), Config{Kind: Rueidislock, TTL: time.Second})
+	m, err := l.Mutex("outlives")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	lease, err := m.Lock(wctx)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := lease.(interface{ Context() context.Context }).Context()
+	time.Sleep(50 * time.Millisecond)
+	if lc.Err() != nil {
+		t.Fatalf("lease ended with its wait context: %v", context.Cause(lc))
+	}
+	other, _ := l.Mutex("outlives")
+	if _, err := other.TryLock(t.Context()); !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("TryLock while held: %v, want ErrNotObtained", err)
+	}
+	if err := lease.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if lc.Err() == nil {
+		t.Fatal("lease context still open after Unlock")
 	}
 }

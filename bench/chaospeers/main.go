@@ -1,6 +1,6 @@
 // Command chaospeers runs the chaos matrix of `quorumlock chaos` with the
 // peer implementations added as modes: go-redsync/redsync over 3 and 5
-// independent masters and bsm/redislock on one node, through the adapters
+// independent masters, bsm/redislock and rueidis's rueidislock on one node, through the adapters
 // of this module (so the library's own go.mod never requires them).
 //
 //	cd bench && go run ./chaospeers --quick                       # every mode, quorumlock's and the peers'
@@ -37,6 +37,8 @@ var Peers = []matrix.Mode{
 		Masters: 5, Majority: true, Lock: peer(adapters.Redsync)},
 	{ID: "redislock", Summary: "bsm/redislock on one Redis master",
 		Masters: 1, Majority: true, Lock: peer(adapters.Redislock)},
+	{ID: "rueidislock", Summary: "redis/rueidis rueidislock on one Redis master (KeyMajority 1, renewal on)",
+		Masters: 1, Majority: true, Lock: peer(adapters.Rueidislock)},
 }
 
 // peer is the LockFunc of a peer implementation.

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/bench/adapters"
+	"github.com/quorumlock/quorumlock/localredis"
+)
+
+// memoryCaseID is what -cases matches to select the memory case.
+const memoryCaseID = "memory server memory per held lock"
+
+// MemRow is what one held lock costs a node: the keys it creates and the
+// sum of their MEMORY USAGE, while held and after its release (what stays
+// for good, e.g. a fencing counter).
+type MemRow struct {
+	Impl         string   `json:"impl"`
+	Variant      string   `json:"variant"`
+	HeldKeys     []string `json:"held_keys"`
+	HeldBytes    int64    `json:"held_bytes"`
+	ReleasedKeys int      `json:"released_keys"`
+	ReleaseBytes int64    `json:"released_bytes"`
+}
+
+// memoryCase holds one lock of each implementation on an empty node and
+// sums MEMORY USAGE (SAMPLES 0: exact) over every key the node then has.
+// It runs on servers[0], flushed before each implementation; nothing else
+// uses that node meanwhile (the cases run one after another).
+func memoryCase(ctx context.Context, s *localredis.Server) ([]MemRow, error) {
+	admin := s.Client()
+	defer admin.Close()
+	impls := []struct {
+		variant string
+		cfg     adapters.Config
+	}{
+		{"default", adapters.Config{Kind: adapters.Quorumlock}},
+		{"fencing", adapters.Config{Kind: adapters.Quorumlock, Fencing: true}},
+		{"default", adapters.Config{Kind: adapters.Redsync}},
+		{"default", adapters.Config{Kind: adapters.Redislock}},
+		{"default", adapters.Config{Kind: adapters.Rueidislock}},
+	}
+	var out []MemRow
+	for _, im := range impls {
+		if err := admin.FlushAll(ctx).Err(); err != nil {
+			return nil, err
+		}
+		c := redis.NewClient(localredis.ClientOptions(s.Addr()))
+		row, err := memoryOf(ctx, admin, c, im.cfg)
+		_ = c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("memory of %s: %w", im.cfg.Kind, err)
+		}
+		row.Impl, row.Variant = string(im.cfg.Kind), im.variant
+		out = append(out, row)
+	}
+	return out, admin.FlushAll(ctx).Err()
+}
+
+func memoryOf(ctx context.Context, admin, c *redis.Client, cfg adapters.Config) (MemRow, error) {
+	cfg.TTL = time.Minute
+	l, err := adapters.New([]redis.UniversalClient{c}, cfg)
+	if err != nil {
+		return MemRow{}, err
+	}
+	defer l.Close()
+	m, err := l.Mutex("memory-probe")
+	if err != nil {
+		return MemRow{}, err
+	}
+	lease, err := m.TryLock(ctx)
+	if err != nil {
+		return MemRow{}, err
+	}
+	var row MemRow
+	row.HeldKeys, row.HeldBytes, err = keyBytes(ctx, admin)
+	if err != nil {
+		return row, err
+	}
+	if err := lease.Unlock(ctx); err != nil {
+		return row, err
+	}
+	keys, b, err := keyBytes(ctx, admin)
+	row.ReleasedKeys, row.ReleaseBytes = len(keys), b
+	return row, err
+}
+
+func keyBytes(ctx context.Context, c *redis.Client) ([]string, int64, error) {
+	var keys []string
+	var sum int64
+	it := c.Scan(ctx, 0, "*", 100).Iterator()
+	for it.Next(ctx) {
+		k := it.Val()
+		n, err := c.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			return nil, 0, fmt.Errorf("MEMORY USAGE %s: %w", k, err)
+		}
+		keys = append(keys, k)
+		sum += n
+	}
+	return keys, sum, it.Err()
+}
+
+func printMemory(w io.Writer, rows []MemRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Server memory per held lock (one node, MEMORY USAGE SAMPLES 0 of every key)\n\n")
+	fmt.Fprintf(w, "| impl | keys while held | bytes while held | keys left after release | bytes left |\n|---|---|--:|--:|--:|\n")
+	for _, r := range rows {
+		label := r.Impl
+		if r.Variant != "default" {
+			label += " " + r.Variant
+		}
+		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d | %d |\n", label, len(r.HeldKeys), joinKeys(r.HeldKeys), r.HeldBytes, r.ReleasedKeys, r.ReleaseBytes)
+	}
+}
+
+func joinKeys(ks []string) string {
+	out := ""
+	for i, k := range ks {
+		if i > 0 {
+			out += ", "
+		}
+		out += "`" + k + "`"
+	}
+	return out
+}
+
+// memoryChecks is the issue's target: held-lock memory without fencing
+// at most 1.2× redislock's.
+func memoryChecks(rows []MemRow) []Check {
+	var ql, rl *MemRow
+	for i := range rows {
+		switch {
+		case rows[i].Impl == string(adapters.Quorumlock) && rows[i].Variant == "default":
+			ql = &rows[i]
+		case rows[i].Impl == string(adapters.Redislock):
+			rl = &rows[i]
+		}
+	}
+	if ql == nil || rl == nil || rl.HeldBytes == 0 {
+		return nil
+	}
+	x := float64(ql.HeldBytes) / float64(rl.HeldBytes)
+	return []Check{{Target: "memory per held lock: quorumlock ÷ redislock ≤ 1.20×",
+		Measured: fmt.Sprintf("%.2f× (%d vs %d bytes)", x, ql.HeldBytes, rl.HeldBytes), Pass: x <= 1.2}}
+}
