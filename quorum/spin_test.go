@@ -19,7 +19,9 @@ import (
 // Unlock still wakes the waiter at once.
 func TestWaiterDoesNotSpinOnBareMajority(t *testing.T) {
 	_, clients := cluster(t, 5)
-	a := newClient(t, clients, WithFencing())
+	// A long release budget: the holder's Unlock must reach all three of
+	// its nodes, and 250 ms was once too short on a loaded CI machine.
+	a := newClient(t, clients, WithFencing(), WithReleaseTimeout(5*time.Second))
 	var attempts atomic.Int64
 	var mu sync.Mutex
 	var lastAttempt time.Time
