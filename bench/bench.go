@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/bench/adapters"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // entry is one implementation (with its tuning) in one case.
@@ -112,6 +113,11 @@ const tuned = 5 * time.Millisecond
 func (b *bench) specs() []*spec {
 	var out []*spec
 	ours := func(n int) *entry { return b.entry(n, recommended, "", adapters.Config{Kind: adapters.Quorumlock}) }
+	// The path before batching (quorum.WithBatching(false)), for the
+	// comparison the batching targets are about.
+	unbatched := func(n int) *entry {
+		return b.entry(n, recommended, "unbatched", adapters.Config{Kind: adapters.Quorumlock, Quorum: []quorum.Option{quorum.WithBatching(false)}})
+	}
 	raw := func(n int) *entry { return b.entry(n, goRedisDefault, "", adapters.Config{Kind: adapters.Raw}) }
 	rsDefault := func(n int) *entry { return b.entry(n, goRedisDefault, "", adapters.Config{Kind: adapters.Redsync}) }
 	rsTuned := func(n int) *entry {
@@ -126,10 +132,10 @@ func (b *bench) specs() []*spec {
 		return b.entry(1, goRedisDefault, "noloop", adapters.Config{Kind: adapters.Rueidislock, Tuned: true})
 	}
 	for _, n := range []int{1, 3, 5} {
-		for _, g := range []int{1, 16} {
+		for _, g := range []int{1, 16, 64} {
 			s := &spec{id: "uncontended", nodes: n, goroutines: g, metric: "Lock+Unlock",
 				title: fmt.Sprintf("uncontended Lock+Unlock, N=%d, %d goroutine%s", n, g, plural(g))}
-			s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+			s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
 			if n == 1 {
 				s.entries = append(s.entries, rlTuned(), rdDefault())
 			}
@@ -145,7 +151,7 @@ func (b *bench) specs() []*spec {
 			for _, g := range curveGoroutines {
 				s := &spec{id: "curve", nodes: n, goroutines: g, metric: "Lock+Unlock",
 					title: fmt.Sprintf("curve: Lock+Unlock, N=%d, %d goroutine%s, distinct names", n, g, plural(g))}
-				s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+				s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
 				if n == 1 {
 					s.entries = append(s.entries, rlTuned(), rdDefault())
 				}
