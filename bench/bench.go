@@ -174,7 +174,7 @@ func (b *bench) specs() []*spec {
 				title = fmt.Sprintf("forced hand-off, %d goroutines on one name, N=%d, released at once (relay-prone, see docs)", handoffWorkers, n)
 			}
 			s := &spec{id: id, nodes: n, goroutines: handoffWorkers, metric: "Lock wait", title: title}
-			s.entries = []*entry{ours(n), rsDefault(n), rsTuned(n)}
+			s.entries = []*entry{ours(n), unbatched(n), rsDefault(n), rsTuned(n)}
 			if n == 1 {
 				s.entries = append(s.entries, rlTuned(), rdDefault(), rdNoLoop())
 			}
@@ -188,7 +188,7 @@ func (b *bench) specs() []*spec {
 	frozenEntries := func() []*entry {
 		slow := rsDefault(5)
 		slow.rounds = b.o.slowPeers
-		return []*entry{ours(5), slow, b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})}
+		return []*entry{ours(5), unbatched(5), slow, b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})}
 	}
 	{
 		s := &spec{id: "frozen-2of5", nodes: 5, goroutines: 1, frozen: 2, metric: "Lock",
@@ -214,7 +214,8 @@ func (b *bench) specs() []*spec {
 		s := &spec{id: "fencing", nodes: 5, goroutines: 1, metric: "Lock+Unlock",
 			title: "Lock+Unlock with fencing tokens, N=5, 1 goroutine"}
 		fenced := b.entry(5, recommended, "fencing", adapters.Config{Kind: adapters.Quorumlock, Fencing: true})
-		s.entries = []*entry{fenced, ours(5)}
+		fencedUnbatched := b.entry(5, recommended, "fencing unbatched", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithBatching(false)}})
+		s.entries = []*entry{fenced, ours(5), fencedUnbatched, unbatched(5)}
 		s.work = pairs(1, b.o.dur)
 		s.warm = pairs(1, b.o.dur/5)
 		out = append(out, s)

@@ -52,7 +52,7 @@ type batchCall struct {
 // defaultFlights is how many commands or pipelines may be in flight on one
 // node at once: enough that a slow reply does not stall the others, few
 // enough that concurrent callers share pipelines.
-const defaultFlights = 1
+const defaultFlights = 2
 
 // do sends one command (go-redis Do) and returns its reply.
 func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
