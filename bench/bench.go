@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/bench/adapters"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // entry is one implementation (with its tuning) in one case.
@@ -112,6 +113,11 @@ const tuned = 5 * time.Millisecond
 func (b *bench) specs() []*spec {
 	var out []*spec
 	ours := func(n int) *entry { return b.entry(n, recommended, "", adapters.Config{Kind: adapters.Quorumlock}) }
+	// The path before batching (quorum.WithBatching(false)), for the
+	// comparison the batching targets are about.
+	unbatched := func(n int) *entry {
+		return b.entry(n, recommended, "unbatched", adapters.Config{Kind: adapters.Quorumlock, Quorum: []quorum.Option{quorum.WithBatching(false)}})
+	}
 	raw := func(n int) *entry { return b.entry(n, goRedisDefault, "", adapters.Config{Kind: adapters.Raw}) }
 	rsDefault := func(n int) *entry { return b.entry(n, goRedisDefault, "", adapters.Config{Kind: adapters.Redsync}) }
 	rsTuned := func(n int) *entry {
@@ -126,10 +132,10 @@ func (b *bench) specs() []*spec {
 		return b.entry(1, goRedisDefault, "noloop", adapters.Config{Kind: adapters.Rueidislock, Tuned: true})
 	}
 	for _, n := range []int{1, 3, 5} {
-		for _, g := range []int{1, 16} {
+		for _, g := range []int{1, 16, 64} {
 			s := &spec{id: "uncontended", nodes: n, goroutines: g, metric: "Lock+Unlock",
 				title: fmt.Sprintf("uncontended Lock+Unlock, N=%d, %d goroutine%s", n, g, plural(g))}
-			s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+			s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
 			if n == 1 {
 				s.entries = append(s.entries, rlTuned(), rdDefault())
 			}
@@ -145,7 +151,7 @@ func (b *bench) specs() []*spec {
 			for _, g := range curveGoroutines {
 				s := &spec{id: "curve", nodes: n, goroutines: g, metric: "Lock+Unlock",
 					title: fmt.Sprintf("curve: Lock+Unlock, N=%d, %d goroutine%s, distinct names", n, g, plural(g))}
-				s.entries = []*entry{ours(n), raw(n), rsDefault(n)}
+				s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
 				if n == 1 {
 					s.entries = append(s.entries, rlTuned(), rdDefault())
 				}
@@ -168,7 +174,7 @@ func (b *bench) specs() []*spec {
 				title = fmt.Sprintf("forced hand-off, %d goroutines on one name, N=%d, released at once (relay-prone, see docs)", handoffWorkers, n)
 			}
 			s := &spec{id: id, nodes: n, goroutines: handoffWorkers, metric: "Lock wait", title: title}
-			s.entries = []*entry{ours(n), rsDefault(n), rsTuned(n)}
+			s.entries = []*entry{ours(n), unbatched(n), rsDefault(n), rsTuned(n)}
 			if n == 1 {
 				s.entries = append(s.entries, rlTuned(), rdDefault(), rdNoLoop())
 			}
@@ -182,7 +188,7 @@ func (b *bench) specs() []*spec {
 	frozenEntries := func() []*entry {
 		slow := rsDefault(5)
 		slow.rounds = b.o.slowPeers
-		return []*entry{ours(5), slow, b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})}
+		return []*entry{ours(5), unbatched(5), slow, b.entry(5, recommended, "ctx-timeouts", adapters.Config{Kind: adapters.Redsync})}
 	}
 	{
 		s := &spec{id: "frozen-2of5", nodes: 5, goroutines: 1, frozen: 2, metric: "Lock",
@@ -208,7 +214,8 @@ func (b *bench) specs() []*spec {
 		s := &spec{id: "fencing", nodes: 5, goroutines: 1, metric: "Lock+Unlock",
 			title: "Lock+Unlock with fencing tokens, N=5, 1 goroutine"}
 		fenced := b.entry(5, recommended, "fencing", adapters.Config{Kind: adapters.Quorumlock, Fencing: true})
-		s.entries = []*entry{fenced, ours(5)}
+		fencedUnbatched := b.entry(5, recommended, "fencing unbatched", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithBatching(false)}})
+		s.entries = []*entry{fenced, ours(5), fencedUnbatched, unbatched(5)}
 		s.work = pairs(1, b.o.dur)
 		s.warm = pairs(1, b.o.dur/5)
 		out = append(out, s)

@@ -202,6 +202,14 @@ func checks(res []Result) []Check {
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ raw fan-out", n), u(n, 1, ql, "default"), u(n, 1, raw, "default"), 0.95)
 	}
 	ratio("uncontended N=5 16g: quorumlock ÷ redsync", u(5, 16, ql, "default"), u(5, 16, rs, "default"), 1.1)
+	// Batching (issue 18): against the path before it, same run.
+	ratio("uncontended N=5 64g: quorumlock ÷ unbatched", u(5, 64, ql, "default"), u(5, 64, ql, "unbatched"), 2)
+	ratio("uncontended N=5 64g: quorumlock ÷ redsync", u(5, 64, ql, "default"), u(5, 64, rs, "default"), 2)
+	ratio("uncontended N=1 64g: quorumlock ÷ redislock", u(1, 64, ql, "default"), u(1, 64, rl, "retry-5ms"), 1.5)
+	ratio("uncontended N=1 64g: quorumlock ÷ rueidislock", u(1, 64, ql, "default"), u(1, 64, rd, "default"), 1.2)
+	for _, n := range []int{1, 5} {
+		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ unbatched (no cost for a lone caller)", n), u(n, 1, ql, "default"), u(n, 1, ql, "unbatched"), 0.95)
+	}
 	for _, n := range []int{1, 5} {
 		h := func(k adapters.Kind, v string) *Result { return find(res, "handoff", n, handoffWorkers, k, v) }
 		ours := h(ql, "default")

@@ -84,6 +84,13 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 	var res *redis.Cmd
 	err := n.call(ctx, func(ctx context.Context) error {
 		if chk.none() {
+			if b := n.batch; b != nil {
+				v, err := b.evalsha(ctx, s, keys, args...)
+				res = redis.NewCmd(ctx)
+				res.SetVal(v)
+				res.SetErr(err)
+				return err
+			}
 			res = s.Run(ctx, n.client, keys, args...)
 			return res.Err()
 		}

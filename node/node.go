@@ -65,6 +65,9 @@ type Node struct {
 	sub   *subscriber
 
 	warmer warmer // warm.go
+
+	batch   *batcher // batch.go; nil: every call on its own
+	noBatch bool
 }
 
 // Option configures a Node.
@@ -76,6 +79,11 @@ func WithName(name string) Option { return func(n *Node) { n.name = name } }
 
 // WithPrefix sets the key prefix; default DefaultPrefix ("quorumlock:").
 func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
+
+// WithBatching turns the coalescing of concurrent lock calls into
+// pipelines on or off (batch.go); default on. Off, every call is its own
+// round trip, as before batching existed.
+func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
 
 // New wraps a go-redis client.
 //
@@ -96,6 +104,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	}
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
+	}
+	if !n.noBatch {
+		n.batch = &batcher{client: client, flights: defaultFlights, warm: n.warm}
 	}
 	return n, nil
 }
@@ -257,6 +268,14 @@ func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, don
 		var e error
 		// Never PX 0 (SET would keep the key forever): at least 1 ms, as
 		// the scripts' ms() rounds.
+		if b := l.n.batch; b != nil {
+			v, e := b.do(ctx, "set", l.keys[0], l.val, "px", ms(ttl), "nx")
+			set = e == nil && v == "OK"
+			if e == redis.Nil {
+				e = nil
+			}
+			return e
+		}
 		set, e = l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
 		return e
 	})
@@ -271,6 +290,16 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 	var v int64
 	err := l.n.call(ctx, func(ctx context.Context) error {
 		var e error
+		if b := l.n.batch; b != nil {
+			var r any
+			if r, e = b.evalsha(ctx, s, keys, args...); e == nil {
+				var ok bool
+				if v, ok = r.(int64); !ok {
+					e = fmt.Errorf("node: script %s answered %T, want an integer", s.Hash()[:8], r)
+				}
+			}
+			return e
+		}
 		v, e = s.Run(ctx, l.n.client, keys, args...).Int64()
 		return e
 	})

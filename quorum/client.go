@@ -58,6 +58,7 @@ type config struct {
 	fencing        bool
 	clock          drift.Clock
 	prefix         string
+	noBatch        bool
 	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
 	safety         safetyConfig // WithWait, WithRestartDetection, WithPreflight (safety.go)
 }
@@ -69,6 +70,12 @@ type Option func(*config)
 // Leases without an explicit lease time are renewed by a watchdog every
 // TTL/3. Default 10s.
 func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
+
+// WithBatching turns on or off the coalescing of concurrent lock calls to
+// one node into pipelines: a call that finds the node's connections busy
+// waits for them and goes out with the others queued meanwhile, under its
+// own deadline still. A lone caller never waits for a batch. Default on.
+func WithBatching(on bool) Option { return func(c *config) { c.noBatch = !on } }
 
 // WithPolicy sets the quorum policy. Default Majority (RedLock); All makes a
 // MultiLock that needs every node.
@@ -182,7 +189,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("quorum: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
 		}
 		seenClient[rc] = i
-		nd, err := node.New(rc, node.WithPrefix(cfg.prefix))
+		nd, err := node.New(rc, node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch))
 		if err != nil {
 			return nil, fmt.Errorf("quorum: node %d: %w", i, err)
 		}

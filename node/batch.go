@@ -1,0 +1,185 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// batcher coalesces concurrent calls to one node into pipelines.
+//
+// Every Lock and Unlock of a RedLock is one command per node. With many
+// goroutines each command was its own write and read on the client and on
+// the server, and the machine ran out of CPU on syscalls. The batcher lets
+// at most flights commands or pipelines be in flight on the node; a call
+// that finds a free flight and nobody queued goes straight out as before
+// (a lone caller pays nothing), and a call that finds them all busy is
+// queued. When a flight returns it takes everything queued and sends it as
+// one pipeline. There is no fixed linger: a batch is whatever arrived
+// while the connection was busy.
+//
+// Deadlines stay per call. A queued caller waits for its own ctx only, and
+// leaves when it ends (a frozen node costs it its budget, no more). A
+// pipeline runs under the latest deadline of its live calls, so it never
+// cuts a caller short; calls whose ctx ended before their batch left are
+// not sent (a grant nobody waits for would only hold the lock until its
+// TTL). A caller that left must not read its call: only the flight writes
+// it, before closing done.
+type batcher struct {
+	client  redis.UniversalClient
+	flights int
+	warm    func(error)
+
+	mu    sync.Mutex
+	busy  int
+	queue []*batchCall
+
+	pipelined atomic.Int64 // calls sent in a pipeline of two or more, for tests
+}
+
+type batchCall struct {
+	ctx  context.Context
+	args []any
+	val  any
+	err  error
+	done chan struct{}
+}
+
+// defaultFlights is how many commands or pipelines may be in flight on one
+// node at once: enough that a slow reply does not stall the others, few
+// enough that concurrent callers share pipelines.
+const defaultFlights = 2
+
+// do sends one command (go-redis Do) and returns its reply.
+func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
+	b.mu.Lock()
+	if b.busy < b.flights && len(b.queue) == 0 {
+		b.busy++
+		b.mu.Unlock()
+		v, err := b.client.Do(ctx, args...).Result()
+		b.land()
+		return v, err
+	}
+	c := &batchCall{ctx: ctx, args: args, done: make(chan struct{})}
+	b.queue = append(b.queue, c)
+	b.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.val, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// land ends a flight; if calls are queued it sends them in its place.
+func (b *batcher) land() {
+	b.mu.Lock()
+	if len(b.queue) == 0 {
+		b.busy--
+		b.mu.Unlock()
+		return
+	}
+	batch := b.queue
+	b.queue = nil
+	b.mu.Unlock()
+	go b.fly(batch)
+}
+
+// fly sends batch as one pipeline, then whatever queued meanwhile, until
+// the queue is empty.
+func (b *batcher) fly(batch []*batchCall) {
+	for {
+		b.send(batch)
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.busy--
+			b.mu.Unlock()
+			return
+		}
+		batch = b.queue
+		b.queue = nil
+		b.mu.Unlock()
+	}
+}
+
+func (b *batcher) send(batch []*batchCall) {
+	live := batch[:0:0]
+	var last time.Time
+	bounded := true
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+		if d, ok := c.ctx.Deadline(); ok {
+			if d.After(last) {
+				last = d
+			}
+		} else {
+			bounded = false
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx := context.Background()
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, last)
+		defer cancel()
+	}
+	if len(live) > 1 {
+		b.pipelined.Add(int64(len(live)))
+	}
+	pipe := b.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(live))
+	for i, c := range live {
+		cmds[i] = pipe.Do(ctx, c.args...)
+	}
+	_, perr := pipe.Exec(ctx)
+	for i, c := range live {
+		c.val, c.err = cmds[i].Val(), cmds[i].Err()
+		if c.err == nil && perr != nil && !isRedisReply(perr) {
+			c.err = perr
+		}
+		close(c.done)
+	}
+	if perr != nil && !isRedisReply(perr) && b.warm != nil {
+		b.warm(perr)
+	}
+}
+
+// isRedisReply is true for an error the server answered (a script's error,
+// NOSCRIPT, a nil reply), false for a transport or context error.
+func isRedisReply(err error) bool {
+	if err == redis.Nil {
+		return true
+	}
+	_, ok := err.(redis.Error)
+	return ok
+}
+
+// evalsha runs script s through the batcher: EVALSHA, and EVAL when the
+// node does not know the script yet (after a restart or SCRIPT FLUSH).
+func (b *batcher) evalsha(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
+	v, err := b.do(ctx, evalArgs("evalsha", s.Hash(), keys, args)...)
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		return s.Eval(ctx, b.client, keys, args...).Result()
+	}
+	return v, err
+}
+
+func evalArgs(cmd, body string, keys []string, args []any) []any {
+	out := make([]any, 0, 3+len(keys)+len(args))
+	out = append(out, cmd, body, len(keys))
+	for _, k := range keys {
+		out = append(out, k)
+	}
+	return append(out, args...)
+}
