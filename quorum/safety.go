@@ -78,26 +78,14 @@ type checkedLocker interface {
 	FenceChecked(ctx context.Context, token int64, chk node.Checks) (bool, node.Checked, error)
 }
 
-// sublock is node i's lock of one attempt: a plain node lock, or a read or
-// write share of a read-write lock, behind the safety gate when a safety
-// option is on.
-func (m *Mutex) sublock(i int, n *node.Node, j int, owner, attempt string, fencing bool) multilock.Locker {
-	var l checkedLocker
-	switch m.rw {
-	case rwRead, rwWrite:
-		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, fencing)
-	default:
-		nl := n.LockKeys(m.keys[j][i], owner, attempt, fencing)
-		if !m.c.gated() {
-			return nl
-		}
-		l = nl
-	}
-	if !m.c.gated() {
+// gateLock puts node i's lock l behind the safety gate when a safety option
+// is on; without one, l goes to the multilock as it is.
+func (c *Client) gateLock(i int, l checkedLocker) multilock.Locker {
+	if !c.gated() {
 		return l
 	}
-	_, cluster := n.Client().(*redis.ClusterClient)
-	return &gate{c: m.c, i: i, l: l, cluster: cluster}
+	_, cluster := c.nodes[i].Client().(*redis.ClusterClient)
+	return &gate{c: c, i: i, l: l, cluster: cluster}
 }
 
 // gate wraps one node's lock of one attempt: a grant counts as a vote only
