@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -218,13 +219,7 @@ func (c *Client) Close() error {
 	c.endLeases(leases)
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
-	errs := make([]error, len(c.nodes), len(c.nodes)+1)
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = n.Close() }()
-	}
-	wg.Wait()
+	errs := fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Close() })
 	c.wg.Wait()
 	c.workers.Close()
 	if len(c.owned) > 0 {
@@ -269,21 +264,19 @@ func (c *Client) ForceUnlock(ctx context.Context, name, by string) (int, error) 
 	settle := c.cfg.attemptTimeout
 	hold := settle + 2*c.cfg.releaseTimeout + time.Second
 	removed := make([]bool, len(c.nodes))
+	// each runs f on every node under the release timeout; a node's error
+	// is kept from the first step that failed there.
 	errs := make([]error, len(c.nodes))
 	each := func(ctx context.Context, f func(ctx context.Context, i int, n *node.Node) error) {
-		var wg sync.WaitGroup
-		for i, n := range c.nodes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cctx, cancel := context.WithTimeout(ctx, c.cfg.releaseTimeout)
-				defer cancel()
-				if err := f(cctx, i, n); err != nil && errs[i] == nil {
-					errs[i] = &NodeError{Node: n.Name(), Err: err}
-				}
-			}()
+		for i, err := range fanout.All(len(c.nodes), func(i int) error {
+			cctx, cancel := context.WithTimeout(ctx, c.cfg.releaseTimeout)
+			defer cancel()
+			return f(cctx, i, c.nodes[i])
+		}) {
+			if err != nil && errs[i] == nil {
+				errs[i] = &NodeError{Node: c.nodes[i].Name(), Err: err}
+			}
 		}
-		wg.Wait()
 	}
 	each(ctx, func(ctx context.Context, i int, n *node.Node) error {
 		var err error

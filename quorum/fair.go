@@ -507,6 +507,11 @@ type fairAnswer struct {
 // passed (so nodes that answer about as fast count too), every node
 // answered, or ctx ended. Calls still running go on in the background,
 // counted in the client's WaitGroup, until their own deadline.
+//
+// Design note: like multilock's fan-out, and unlike the plain ones
+// (internal/fanout, on errgroup), it decides early: a ticket counts once a
+// majority answered, and errgroup's Wait would hold the waiter for a frozen
+// minority's whole deadline.
 func (f *FairMutex) fanOut(ctx context.Context, perNode time.Duration, need int, fn func(ctx context.Context, nd *node.Node) (int64, error)) []fairAnswer {
 	c := f.m.c
 	ch := make(chan fairAnswer, len(c.nodes)) // room for every answer: senders never block

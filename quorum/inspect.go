@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -98,19 +98,13 @@ func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
 func (c *Client) List(ctx context.Context, pattern string) ([]Inspection, error) {
 	n := len(c.nodes)
 	found := make([][]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, nd := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			found[i], errs[i] = scanNode(ctx, nd, pattern)
-			if errs[i] != nil {
-				errs[i] = &NodeError{Node: nd.Name(), Err: errs[i]}
-			}
-		}()
-	}
-	wg.Wait()
+	errs := fanout.All(n, func(i int) error {
+		var err error
+		if found[i], err = scanNode(ctx, c.nodes[i], pattern); err != nil {
+			return &NodeError{Node: c.nodes[i].Name(), Err: err}
+		}
+		return nil
+	})
 	var names []string
 	for _, f := range found {
 		names = append(names, f...)
@@ -153,21 +147,16 @@ func scanNode(ctx context.Context, nd *node.Node, pattern string) ([]string, err
 func (c *Client) inspectMany(ctx context.Context, names []string) ([]Inspection, []error) {
 	n := len(c.nodes)
 	states := make([][]node.State, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, nd := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A batch of inspectBatch names per second is plenty; scale the
-			// deadline for long lists.
-			d := inspectNodeTimeout * time.Duration(1+len(names)/1024)
-			nctx, cancel := context.WithTimeout(ctx, d)
-			defer cancel()
-			states[i], errs[i] = nd.InspectMany(nctx, names)
-		}()
-	}
-	wg.Wait()
+	errs := fanout.All(n, func(i int) error {
+		// A batch of inspectBatch names per second is plenty; scale the
+		// deadline for long lists.
+		d := inspectNodeTimeout * time.Duration(1+len(names)/1024)
+		nctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		var err error
+		states[i], err = c.nodes[i].InspectMany(nctx, names)
+		return err
+	})
 	quorum := n - c.cfg.policy.FailedLocksLimit(n)
 	out := make([]Inspection, len(names))
 	for j, name := range names {

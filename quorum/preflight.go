@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -236,18 +237,14 @@ func (c *Client) Check(ctx context.Context, names ...string) (*CheckReport, erro
 		placements []Placement
 	}
 	per := make([]nodeFacts, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			per[i].servers = serverFacts(ctx, n)
-			if cc, ok := n.Client().(*redis.ClusterClient); ok {
-				per[i].placements = placements(ctx, n, cc, names)
-			}
-		}()
-	}
-	wg.Wait()
+	fanout.All(len(c.nodes), func(i int) error {
+		n := c.nodes[i]
+		per[i].servers = serverFacts(ctx, n) // unreachable: a finding, not an error
+		if cc, ok := n.Client().(*redis.ClusterClient); ok {
+			per[i].placements = placements(ctx, n, cc, names)
+		}
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
