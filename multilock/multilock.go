@@ -247,19 +247,19 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	}
 	n := len(lockers)
 	if n == 0 {
-		return nil, errors.New("multilock: no sub-locks given")
+		return nil, errors.New("quorumlock: no sub-locks given")
 	}
 	if cfg.policy == nil || cfg.clock == nil {
-		return nil, errors.New("multilock: nil policy or clock")
+		return nil, errors.New("quorumlock: nil policy or clock")
 	}
 	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("multilock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
+		return nil, fmt.Errorf("quorumlock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
 	}
 	if cfg.factor < 0 || cfg.factor >= 1 {
-		return nil, fmt.Errorf("multilock: drift factor must be in [0, 1), got %v", cfg.factor)
+		return nil, fmt.Errorf("quorumlock: drift factor must be in [0, 1), got %v", cfg.factor)
 	}
 	if cfg.releaseTimeout <= 0 {
-		return nil, fmt.Errorf("multilock: release timeout must be positive, got %v", cfg.releaseTimeout)
+		return nil, fmt.Errorf("quorumlock: release timeout must be positive, got %v", cfg.releaseTimeout)
 	}
 	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
 	if n == 1 {
@@ -272,7 +272,7 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	m.bound = true
 	for i, l := range lockers {
 		if l == nil {
-			return nil, fmt.Errorf("multilock: sub-lock %d is nil", i)
+			return nil, fmt.Errorf("quorumlock: sub-lock %d is nil", i)
 		}
 		if b, ok := l.(DeadlineBound); !ok || !b.BoundByDeadline() {
 			m.bound = false
@@ -464,7 +464,7 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 	m.mu.Lock()
 	if m.state != fresh {
 		m.mu.Unlock()
-		return false, 0, 0, errors.New("multilock: Acquire called twice on one MultiLock; make a new one per attempt")
+		return false, 0, 0, errors.New("quorumlock: Acquire called twice on one MultiLock; make a new one per attempt")
 	}
 	m.state, m.ttl = acquiring, ttl
 	m.mu.Unlock()
@@ -636,7 +636,7 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 	}
 	for _, i := range idx {
 		if _, ok := m.lockers[i].(Fencer); !ok {
-			return fmt.Errorf("multilock: %s cannot take a fencing token (no Fence method)", m.names[i])
+			return fmt.Errorf("quorumlock: %s cannot take a fencing token (no Fence method)", m.names[i])
 		}
 	}
 	if kept >= need {

@@ -237,7 +237,7 @@ func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Ch
 		return false, 0, 0, c, err
 	}
 	if len(v) != 3 {
-		return false, 0, 0, c, fmt.Errorf("node: fair acquire script answered %v", v)
+		return false, 0, 0, c, fmt.Errorf("quorumlock: fair acquire script answered %v", v)
 	}
 	l.entry.Store(int32(v[2]))
 	granted, remaining, fence = acquireAnswer(v[:2])

@@ -87,7 +87,7 @@ func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 // MaxRetries: -1 (see Options).
 func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	if client == nil {
-		return nil, errors.New("node: nil redis client")
+		return nil, errors.New("quorumlock: nil redis client")
 	}
 	n := &Node{client: client, prefix: DefaultPrefix}
 	n.name, n.guarded = describe(client)

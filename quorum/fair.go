@@ -128,9 +128,9 @@ func (f *FairMutex) putSlot(s *fairSlot) {
 	defer f.mu.Unlock()
 	f.free = append(f.free, s)
 	if s.idle == nil {
-		s.idle = time.AfterFunc(f.QueueTimeout(), func() { f.dropSlot(s) })
+		s.idle = time.AfterFunc(f.queueTimeout(), func() { f.dropSlot(s) })
 	} else {
-		s.idle.Reset(f.QueueTimeout())
+		s.idle.Reset(f.queueTimeout())
 	}
 }
 
@@ -187,14 +187,11 @@ func (s *fairSlot) awaitSubscribed(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Name is the lock's name.
-func (f *FairMutex) Name() string { return f.m.Name() }
-
-// QueueTimeout is how long a waiter's entry lives on a node without being
+// queueTimeout is how long a waiter's entry lives on a node without being
 // refreshed: the client's TTL (WithTTL). A waiter that dies leaves the line
 // at most this long after its last refresh, as a holder that dies leaves
 // the lock at most one TTL after its last renewal.
-func (f *FairMutex) QueueTimeout() time.Duration { return f.m.c.cfg.ttl }
+func (f *FairMutex) queueTimeout() time.Duration { return f.m.c.cfg.ttl }
 
 // fairWaiter is one ticket's place in line, across the nodes.
 type fairWaiter struct {
@@ -353,7 +350,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			w = nil
 			continue
 		}
-		delay := min(jitter(c.cfg.retryInterval), max(f.QueueTimeout()/3, time.Millisecond))
+		delay := min(jitter(c.cfg.retryInterval), max(f.queueTimeout()/3, time.Millisecond))
 		if !subscribed {
 			// A wake-up sent before the subscription held was not heard:
 			// once it holds, try again at once.
@@ -410,7 +407,7 @@ func (f *FairMutex) join(ctx context.Context, slot *fairSlot) (*fairWaiter, erro
 	// the waiter in line later than it arrived); Lock tries once more when
 	// the subscription holds, as a wake-up sent before it was lost.
 	w := &fairWaiter{
-		Waiter:  node.Waiter{ID: node.WaiterID(slot.key, c.next()), Timeout: f.QueueTimeout()},
+		Waiter:  node.Waiter{ID: node.WaiterID(slot.key, c.next()), Timeout: f.queueTimeout()},
 		placed:  make([]bool, n),
 		counted: make([]bool, n),
 	}

@@ -47,11 +47,12 @@ func (c *Client) Mutex(name string, opts ...MutexOption) (*Mutex, error) {
 	return c.newMutex([]string{name}, opts)
 }
 
-// MultiLock returns one lock over several resource names: an acquisition
-// holds all of them (each on the client's quorum) or none.
-func (c *Client) MultiLock(names []string, opts ...MutexOption) (*Mutex, error) {
+// MutexAll returns one lock over several resource names: an acquisition
+// holds all of them (each on the client's quorum) or none. (It is not the
+// MultiLock policy, All, which asks every node for one name.)
+func (c *Client) MutexAll(names []string, opts ...MutexOption) (*Mutex, error) {
 	if len(names) == 0 {
-		return nil, errors.New("quorum: MultiLock needs at least one name")
+		return nil, errors.New("quorumlock: MutexAll needs at least one name")
 	}
 	return c.newMutex(names, opts)
 }
@@ -64,18 +65,18 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	seen := map[string]bool{}
 	for _, n := range m.names {
 		if n == "" {
-			return nil, errors.New("quorum: empty lock name")
+			return nil, errors.New("quorumlock: empty lock name")
 		}
 		if seen[n] {
-			return nil, fmt.Errorf("quorum: lock name %q given twice", n)
+			return nil, fmt.Errorf("quorumlock: lock name %q given twice", n)
 		}
 		seen[n] = true
 	}
 	if strings.ContainsRune(m.cfg.owner, 0) {
-		return nil, errors.New("quorum: owner must not contain a NUL byte")
+		return nil, errors.New("quorumlock: owner must not contain a NUL byte")
 	}
 	if m.cfg.leaseTime < 0 {
-		return nil, fmt.Errorf("quorum: negative lease time %v", m.cfg.leaseTime)
+		return nil, fmt.Errorf("quorumlock: negative lease time %v", m.cfg.leaseTime)
 	}
 	if m.cfg.leaseTime > 0 {
 		if err := driftCheck(m.cfg.leaseTime, c.cfg.factor); err != nil {
@@ -92,7 +93,7 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	return m, nil
 }
 
-// Name is the lock's name (names joined by "," for a MultiLock).
+// Name is the lock's name (names joined by "," for a MutexAll).
 func (m *Mutex) Name() string { return strings.Join(m.names, ",") }
 
 func (m *Mutex) ttl() time.Duration {
