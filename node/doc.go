@@ -43,6 +43,6 @@
 //
 // A node is named after its client (address; "cluster[addrs]" for a
 // Cluster; "sentinel(…)" for a FailoverClient, whose options do not say
-// which group it watches) unless WithName says otherwise. quorum.New uses
+// which group it watches) unless withName says otherwise. quorum.New uses
 // the names to reject one deployment given twice.
 package node

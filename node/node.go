@@ -70,9 +70,9 @@ type Node struct {
 // Option configures a Node.
 type Option func(*Node)
 
-// WithName sets the node's name in errors and reports; default the client's
+// withName sets the node's name in errors and reports; default the client's
 // address.
-func WithName(name string) Option { return func(n *Node) { n.name = name } }
+func withName(name string) Option { return func(n *Node) { n.name = name } }
 
 // WithPrefix sets the key prefix; default DefaultPrefix ("quorumlock:").
 func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
@@ -158,9 +158,6 @@ func (n *Node) Keys(name string) Keys {
 	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
 }
 
-// Prefix is the key prefix in use.
-func (n *Node) Prefix() string { return n.prefix }
-
 // call runs fn under ctx, wrapping it when the client would ignore deadlines.
 // When the wrapped fn is given up on (ctx ended first) it runs on: a caller
 // must not read what fn writes unless call returned nil.
@@ -216,9 +213,6 @@ type Lock struct {
 }
 
 func (l *Lock) String() string { return l.n.name }
-
-// Node is the node the lock lives on.
-func (l *Lock) Node() *Node { return l.n }
 
 func ms(d time.Duration) int64 {
 	if d < time.Millisecond {
