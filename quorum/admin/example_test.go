@@ -24,7 +24,12 @@ func startNodes(n int) ([]redis.UniversalClient, func()) {
 	for i, s := range servers {
 		clients[i] = s.Client()
 	}
-	return clients, func() { localredis.StopAll(servers) }
+	return clients, func() {
+		for _, c := range clients {
+			c.Close()
+		}
+		localredis.StopAll(servers)
+	}
 }
 
 // Inspect tells what every node knows of a lock and concludes a verdict; List
