@@ -451,8 +451,8 @@ func (f *FairMutex) attempt(w *fairWaiter) *fairAttempt {
 	return &fairAttempt{w: w, fls: make([]*node.FairLock, len(f.m.c.nodes))}
 }
 
-// waiter is the entry the attempt places on node i (none for TryLock).
-func (fa *fairAttempt) waiter(int) node.Waiter {
+// waiter is the entry the attempt places (none for TryLock).
+func (fa *fairAttempt) waiter() node.Waiter {
 	if fa.w == nil {
 		return node.Waiter{}
 	}

@@ -148,7 +148,7 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt) multi
 	var l checkedLocker
 	switch {
 	case fa != nil:
-		fl := n.FairLock(m.names[j], owner, attempt, fa.waiter(i), fa.mode(i), c.cfg.fencing)
+		fl := n.FairLock(m.names[j], owner, attempt, fa.waiter(), fa.mode(i), c.cfg.fencing)
 		fa.fls[i] = fl
 		l = fl
 	case m.rw != rwNone:
