@@ -15,7 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // chromiumPath finds Debian's chromium; outside CI a missing browser skips
@@ -115,7 +117,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 
 	// A waiter on its own client whose retry interval is far away: only the
 	// force-unlock's wake-up lets it in quickly.
-	wc, err := quorum.New(nodeClients(c), quorum.WithTTL(ttl), quorum.WithRetryInterval(time.Minute))
+	wc, err := quorum.New(serverClients(servers), quorum.WithTTL(ttl), quorum.WithRetryInterval(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +198,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 	if err != nil || !disabled {
 		t.Fatalf("force-unlock button enabled (%v) before the name was typed in full", err)
 	}
-	if ins, _ := c.Inspect(ctx, "orders/42"); ins.Verdict != quorum.HeldByQuorum {
+	if ins, _ := c.Admin().Inspect(ctx, "orders/42"); ins.Verdict != admin.HeldByQuorum {
 		t.Fatalf("lock changed before confirmation: %q", ins.Verdict)
 	}
 	err = chromedp.Do(tctx,
@@ -217,7 +219,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 		waiter = w.l
 		t.Cleanup(func() { _ = w.l.Unlock(context.Background()) })
 		// The force record's time is taken just before the nodes are told.
-		if ins, _ := c.Inspect(ctx, "orders/42"); ins.Forced != nil {
+		if ins, _ := c.Admin().Inspect(ctx, "orders/42"); ins.Forced != nil {
 			t.Logf("waiter acquired %v after the force-unlock began (the force holds the nodes for the attempt timeout; the waiter's retry interval is 1m)", w.at.Sub(ins.Forced.At).Round(time.Millisecond))
 		}
 	case <-time.After(10 * time.Second):
@@ -245,7 +247,11 @@ func TestBrowserForceUnlock(t *testing.T) {
 	// lock stays held by the two answering nodes.
 	// Its TTL outlasts the rest of the test: an expired leftover would not
 	// be listed, and the page would never show it.
-	ok, _, _, err := c.Nodes()[1].Lock("jobs/stale", "ghost", "stale-attempt", false).Acquire(ctx, 5*time.Minute)
+	nd, err := node.New(servers[1].Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _, _, err := nd.Lock("jobs/stale", "ghost", "stale-attempt", false).Acquire(ctx, 5*time.Minute)
 	if !ok || err != nil {
 		t.Fatalf("leftover: %v %v", ok, err)
 	}
@@ -269,17 +275,17 @@ func TestBrowserForceUnlock(t *testing.T) {
 		dctx, cancel := context.WithTimeout(bctx, 10*time.Second)
 		defer cancel()
 		page, _ := chromedp.Run(dctx, textNow(`body`))
-		ins, ierr := c.Inspect(context.WithoutCancel(ctx), "orders/42")
+		ins, ierr := c.Admin().Inspect(context.WithoutCancel(ctx), "orders/42")
 		t.Fatalf("a node that does not answer: %v; the page says:\n%s\nthe waiter's lease: Err %v; Inspect orders/42: %+v (%v)", err, page, waiter.Err(), ins, ierr)
 	}
 }
 
-// nodeClients returns the go-redis clients under c's nodes, for a second
-// client on the same nodes (as a second process would have).
-func nodeClients(c *quorum.Client) []redis.UniversalClient {
+// serverClients returns the servers' go-redis clients, for a second client
+// on the same nodes (as a second process would have).
+func serverClients(servers []*localredis.Server) []redis.UniversalClient {
 	var out []redis.UniversalClient
-	for _, n := range c.Nodes() {
-		out = append(out, n.Client())
+	for _, s := range servers {
+		out = append(out, s.Client())
 	}
 	return out
 }

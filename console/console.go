@@ -204,13 +204,13 @@ func (s *Console) unlock(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
 	defer cancel()
 	who := fmt.Sprintf("%s (console %s)", by, r.RemoteAddr)
-	n, err := s.c.ForceUnlock(ctx, name, who)
+	n, err := s.c.Admin().ForceUnlock(ctx, name, who)
 	q := s.tokenQuery()
 	q.Set("name", name)
 	if err != nil {
 		q.Set("flash", fmt.Sprintf("Force-unlock of %s: removed on %d nodes; errors: %v", name, n, err))
 	} else {
-		q.Set("flash", fmt.Sprintf("Force-unlocked %s: removed on %d of %d nodes, recorded as %s", name, n, len(s.c.Nodes()), who))
+		q.Set("flash", fmt.Sprintf("Force-unlocked %s: removed on %d of %d nodes, recorded as %s", name, n, len(s.c.Admin().Nodes()), who))
 	}
 	http.Redirect(w, r, "./?"+q.Encode(), http.StatusSeeOther)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // nodes starts n redis-server processes and a quorum client over them.
@@ -223,7 +224,7 @@ func TestPageAndForceUnlockForm(t *testing.T) {
 			if resp := post(tt.form, tt.hdr); resp.StatusCode != tt.want {
 				t.Fatalf("POST: %d, want %d", resp.StatusCode, tt.want)
 			}
-			if ins, _ := c.Inspect(ctx, "orders/42"); ins.Verdict != quorum.HeldByQuorum {
+			if ins, _ := c.Admin().Inspect(ctx, "orders/42"); ins.Verdict != admin.HeldByQuorum {
 				t.Fatalf("refused form changed the lock: %q", ins.Verdict)
 			}
 		})
@@ -233,8 +234,8 @@ func TestPageAndForceUnlockForm(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("POST: %d, want 303", resp.StatusCode)
 	}
-	ins, _ := c.Inspect(ctx, "orders/42")
-	if ins.Verdict != quorum.Free || ins.Forced == nil || !strings.HasPrefix(ins.Forced.By, "alice (console 127.0.0.1:") {
+	ins, _ := c.Admin().Inspect(ctx, "orders/42")
+	if ins.Verdict != admin.Free || ins.Forced == nil || !strings.HasPrefix(ins.Forced.By, "alice (console 127.0.0.1:") {
 		t.Fatalf("after the form: %q forced %+v", ins.Verdict, ins.Forced)
 	}
 	loc := resp.Header.Get("Location")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // pageData is what the template renders.
@@ -76,24 +76,22 @@ func (s *Console) view(r *http.Request) pageData {
 		lq.Set("name", d.Name)
 	}
 	d.LiveURL = "locks?" + lq.Encode()
-	for _, n := range s.c.Nodes() {
-		d.Nodes = append(d.Nodes, n.Name())
-	}
+	d.Nodes = s.c.Admin().Nodes()
 	d.Cols = 7 + len(d.Nodes)
-	list, err := s.c.List(ctx, s.cfg.pattern)
+	list, err := s.c.Admin().List(ctx, s.cfg.pattern)
 	if err != nil {
 		d.ListErr = err.Error()
 	}
-	var detail *quorum.Inspection
+	var detail *admin.Inspection
 	if name := d.Name; name != "" {
-		if i := slices.IndexFunc(list, func(in quorum.Inspection) bool { return in.Name == name }); i >= 0 {
+		if i := slices.IndexFunc(list, func(in admin.Inspection) bool { return in.Name == name }); i >= 0 {
 			detail = &list[i]
-		} else if in, err := s.c.Inspect(ctx, name); err == nil {
+		} else if in, err := s.c.Admin().Inspect(ctx, name); err == nil {
 			detail = &in
 		}
 	}
 	// Bars share one scale: the client's TTL, or a longer TTL seen.
-	scale := s.c.TTL()
+	scale := s.c.Admin().TTL()
 	for _, in := range list {
 		for _, ns := range in.Nodes {
 			scale = max(scale, ns.TTL)
@@ -118,7 +116,7 @@ func (s *Console) view(r *http.Request) pageData {
 	return d
 }
 
-func row(in quorum.Inspection, scale time.Duration) lockRow {
+func row(in admin.Inspection, scale time.Duration) lockRow {
 	lr := lockRow{Name: in.Name, Verdict: string(in.Verdict), Fence: in.Fence, Mode: in.Mode}
 	holders := map[string]bool{}
 	for _, h := range in.Holders {
@@ -134,13 +132,13 @@ func row(in quorum.Inspection, scale time.Duration) lockRow {
 		lr.TTL = dur(in.TTL)
 	}
 	switch in.Verdict {
-	case quorum.HeldByQuorum:
+	case admin.HeldByQuorum:
 		lr.Summary = fmt.Sprintf("held by a quorum (%d of %d nodes needed)", in.Quorum, len(in.Nodes))
-	case quorum.MinorityOnly:
+	case admin.MinorityOnly:
 		lr.Summary = "leftovers on a minority of nodes: they block nobody and expire with their TTL"
-	case quorum.Free:
+	case admin.Free:
 		lr.Summary = "free"
-	case quorum.Unknown:
+	case admin.Unknown:
 		lr.Summary = fmt.Sprintf("unknown: only %d of %d nodes answered", in.Answered, len(in.Nodes))
 	}
 	if f := in.Forced; f != nil {

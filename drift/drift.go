@@ -36,19 +36,19 @@ func Validity(ttl, elapsed time.Duration, factor float64) time.Duration {
 // valid.
 func Check(ttl time.Duration, factor float64) error {
 	if factor < 0 || factor >= 1 || factor != factor {
-		return fmt.Errorf("drift: factor must be in [0, 1), got %v", factor)
+		return fmt.Errorf("quorumlock: factor must be in [0, 1), got %v", factor)
 	}
 	if ttl <= 0 {
-		return fmt.Errorf("drift: ttl must be positive, got %v", ttl)
+		return fmt.Errorf("quorumlock: ttl must be positive, got %v", ttl)
 	}
 	if a := Allowance(ttl, factor); ttl <= a {
-		return fmt.Errorf("drift: ttl %v is not larger than its drift allowance %v; use a ttl of at least %v", ttl, a, a+time.Millisecond)
+		return fmt.Errorf("quorumlock: ttl %v is not larger than its drift allowance %v; use a ttl of at least %v", ttl, a, a+time.Millisecond)
 	}
 	return nil
 }
 
 // ErrExpired reports that a lease's validity ended before it could be used.
-var ErrExpired = errors.New("drift: validity ended")
+var ErrExpired = errors.New("quorumlock: validity ended")
 
 // Clock is a monotonic clock. Now must return times whose differences are
 // monotonic (time.Now does: it carries a monotonic reading).

@@ -53,14 +53,14 @@ func TokenKey(key string) string {
 // token. Tokens are compared as Lua numbers: exact up to 2^53.
 func (g *Redis) Set(ctx context.Context, key string, token int64, value any, ttl time.Duration) error {
 	if token <= 0 {
-		return fmt.Errorf("guard: token %d: a fencing token is positive (is WithFencing on?)", token)
+		return fmt.Errorf("quorumlock: token %d: a fencing token is positive (is WithFencing on?)", token)
 	}
 	res, err := redisSetScript.Run(ctx, g.c, []string{key, TokenKey(key)}, token, value, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
-		return fmt.Errorf("guard: %s: %w", key, err)
+		return fmt.Errorf("quorumlock: %s: %w", key, err)
 	}
 	if len(res) != 2 {
-		return fmt.Errorf("guard: %s: script answered %v", key, res)
+		return fmt.Errorf("quorumlock: %s: script answered %v", key, res)
 	}
 	if res[0] == 0 {
 		return &StaleError{Key: key, Token: token, Last: res[1]}
@@ -72,7 +72,7 @@ func (g *Redis) Set(ctx context.Context, key string, token int64, value any, ttl
 func (g *Redis) Last(ctx context.Context, key string) (int64, error) {
 	c, ok := g.c.(redis.StringCmdable)
 	if !ok {
-		return 0, fmt.Errorf("guard: %T cannot GET", g.c)
+		return 0, fmt.Errorf("quorumlock: %T cannot GET", g.c)
 	}
 	s, err := c.Get(ctx, TokenKey(key)).Result()
 	if err == redis.Nil {

@@ -62,11 +62,11 @@ func (t Table) norm() (Table, error) {
 		t.Placeholder = Dollar
 	}
 	if !tableRe.MatchString(t.Name) {
-		return t, fmt.Errorf("guard: table name %q is not a plain identifier", t.Name)
+		return t, fmt.Errorf("quorumlock: table name %q is not a plain identifier", t.Name)
 	}
 	for _, c := range []string{t.Key, t.Token} {
 		if !identRe.MatchString(c) {
-			return t, fmt.Errorf("guard: column name %q is not a plain identifier", c)
+			return t, fmt.Errorf("quorumlock: column name %q is not a plain identifier", c)
 		}
 	}
 	return t, nil
@@ -80,17 +80,17 @@ func (t Table) UpdateSQL(columns []string) (string, error) {
 		return "", err
 	}
 	if len(columns) == 0 {
-		return "", errors.New("guard: nothing to update")
+		return "", errors.New("quorumlock: nothing to update")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "UPDATE %s SET ", t.Name)
 	n := 0
 	for _, c := range columns {
 		if !identRe.MatchString(c) {
-			return "", fmt.Errorf("guard: column name %q is not a plain identifier", c)
+			return "", fmt.Errorf("quorumlock: column name %q is not a plain identifier", c)
 		}
 		if c == t.Token || c == t.Key {
-			return "", fmt.Errorf("guard: column %q is the key or the token; the guard sets the token itself", c)
+			return "", fmt.Errorf("quorumlock: column %q is the key or the token; the guard sets the token itself", c)
 		}
 		n++
 		fmt.Fprintf(&b, "%s = %s, ", c, t.Placeholder(n))
@@ -110,7 +110,7 @@ func (t Table) UpdateSQL(columns []string) (string, error) {
 // *StaleError (errors.Is ErrStale) with the token the row has, or ErrNoRow.
 func (t Table) Update(ctx context.Context, db Execer, key any, token int64, set map[string]any) error {
 	if token <= 0 {
-		return fmt.Errorf("guard: token %d: a fencing token is positive (is WithFencing on?)", token)
+		return fmt.Errorf("quorumlock: token %d: a fencing token is positive (is WithFencing on?)", token)
 	}
 	cols := make([]string, 0, len(set))
 	for c := range set {
@@ -138,9 +138,9 @@ func (t Table) Update(ctx context.Context, db Execer, key any, token int64, set 
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: %s with %s = %v", ErrNoRow, t.Name, t.Key, key)
 	case err != nil:
-		return fmt.Errorf("guard: write refused, and reading the token failed: %w", err)
+		return fmt.Errorf("quorumlock: write refused, and reading the token failed: %w", err)
 	case !last.Valid:
-		return fmt.Errorf("guard: %s.%s is NULL for %v: make the column NOT NULL DEFAULT 0", t.Name, t.Token, key)
+		return fmt.Errorf("quorumlock: %s.%s is NULL for %v: make the column NOT NULL DEFAULT 0", t.Name, t.Token, key)
 	}
 	return &StaleError{Key: fmt.Sprintf("%s %v", t.Name, key), Token: token, Last: last.Int64}
 }
@@ -154,7 +154,7 @@ func Fenced(res sql.Result, err error) error {
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("guard: rows affected: %w", err)
+		return fmt.Errorf("quorumlock: rows affected: %w", err)
 	}
 	if n == 0 {
 		return ErrStale

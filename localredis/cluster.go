@@ -17,7 +17,7 @@ import (
 )
 
 // ErrNoCLI says redis-cli could not be found (StartCluster needs it).
-var ErrNoCLI = errors.New("localredis: redis-cli not found in PATH; install the Debian package 'redis-tools' (apt-get install redis-tools) or set QUORUMLOCK_REDIS_CLI")
+var ErrNoCLI = errors.New("quorumlock: redis-cli not found in PATH; install the Debian package 'redis-tools' (apt-get install redis-tools) or set QUORUMLOCK_REDIS_CLI")
 
 // FindCLI returns the path of redis-cli: $QUORUMLOCK_REDIS_CLI if set, else
 // the one on PATH.
@@ -47,10 +47,10 @@ const MinClusterMasters = 3
 // start, not the cluster's life: call Stop.
 func StartCluster(ctx context.Context, masters int, cfg Config) (*Cluster, error) {
 	if masters < MinClusterMasters {
-		return nil, fmt.Errorf("localredis: a cluster needs at least %d masters (redis-cli --cluster create refuses fewer), got %d", MinClusterMasters, masters)
+		return nil, fmt.Errorf("quorumlock: a cluster needs at least %d masters (redis-cli --cluster create refuses fewer), got %d", MinClusterMasters, masters)
 	}
 	if cfg.Port != 0 || cfg.Dir != "" {
-		return nil, errors.New("localredis: StartCluster picks ports and directories itself; leave Config.Port and Config.Dir empty")
+		return nil, errors.New("quorumlock: StartCluster picks ports and directories itself; leave Config.Port and Config.Dir empty")
 	}
 	cli, err := FindCLI()
 	if err != nil {
@@ -76,7 +76,7 @@ func StartCluster(ctx context.Context, masters int, cfg Config) (*Cluster, error
 	cmd := exec.CommandContext(ctx, cli, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		c.Stop()
-		return nil, fmt.Errorf("localredis: redis-cli --cluster create: %w: %s", err, lastLines(string(out), 5))
+		return nil, fmt.Errorf("quorumlock: redis-cli --cluster create: %w: %s", err, lastLines(string(out), 5))
 	}
 	if err := c.WaitOK(ctx); err != nil {
 		c.Stop()
@@ -220,7 +220,7 @@ func (c *Cluster) WaitOK(ctx context.Context) error {
 		last = why
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("localredis: cluster %v not ok: %s: %w", c.Addrs(), last, ctx.Err())
+			return fmt.Errorf("quorumlock: cluster %v not ok: %s: %w", c.Addrs(), last, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -284,7 +284,7 @@ func (c *Cluster) ID(ctx context.Context, i int) (string, error) {
 	}
 	id, err := c.do(ctx, i, "cluster", "myid").Text()
 	if err != nil {
-		return "", fmt.Errorf("localredis: CLUSTER MYID on %s: %w", c.Masters[i].Addr(), err)
+		return "", fmt.Errorf("quorumlock: CLUSTER MYID on %s: %w", c.Masters[i].Addr(), err)
 	}
 	c.mu.Lock()
 	c.ids[i] = id
@@ -314,10 +314,10 @@ func (c *Cluster) SlotOwner(ctx context.Context, slot int) (int, error) {
 					return i, nil
 				}
 			}
-			return -1, fmt.Errorf("localredis: slot %d served by unknown node %s", slot, s.Nodes[0].Addr)
+			return -1, fmt.Errorf("quorumlock: slot %d served by unknown node %s", slot, s.Nodes[0].Addr)
 		}
 	}
-	return -1, fmt.Errorf("localredis: slot %d is not served", slot)
+	return -1, fmt.Errorf("quorumlock: slot %d is not served", slot)
 }
 
 func sameAddr(a, b string) bool {
@@ -355,17 +355,17 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot, to int, between func(moved
 		return err
 	}
 	if err := c.do(ctx, to, "cluster", "setslot", slot, "importing", fromID).Err(); err != nil {
-		return fmt.Errorf("localredis: SETSLOT IMPORTING: %w", err)
+		return fmt.Errorf("quorumlock: SETSLOT IMPORTING: %w", err)
 	}
 	if err := c.do(ctx, from, "cluster", "setslot", slot, "migrating", toID).Err(); err != nil {
-		return fmt.Errorf("localredis: SETSLOT MIGRATING: %w", err)
+		return fmt.Errorf("quorumlock: SETSLOT MIGRATING: %w", err)
 	}
 	dst := c.Masters[to]
 	moved := 0
 	for {
 		keys, err := c.do(ctx, from, "cluster", "getkeysinslot", slot, 1).StringSlice()
 		if err != nil {
-			return fmt.Errorf("localredis: GETKEYSINSLOT: %w", err)
+			return fmt.Errorf("quorumlock: GETKEYSINSLOT: %w", err)
 		}
 		if len(keys) == 0 {
 			break
@@ -378,7 +378,7 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot, to int, between func(moved
 			args = append(args, k)
 		}
 		if err := c.do(ctx, from, args...).Err(); err != nil && !errors.Is(err, redis.Nil) && err.Error() != "NOKEY" {
-			return fmt.Errorf("localredis: MIGRATE: %w", err)
+			return fmt.Errorf("quorumlock: MIGRATE: %w", err)
 		}
 		moved += len(keys)
 	}
@@ -395,7 +395,7 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot, to int, between func(moved
 			continue
 		}
 		if err := c.do(ctx, i, "cluster", "setslot", slot, "node", toID).Err(); err != nil {
-			return fmt.Errorf("localredis: SETSLOT NODE on %s: %w", c.Masters[i].Addr(), err)
+			return fmt.Errorf("quorumlock: SETSLOT NODE on %s: %w", c.Masters[i].Addr(), err)
 		}
 	}
 	return c.WaitOK(ctx)

@@ -71,7 +71,7 @@ type Config struct {
 }
 
 // ErrNotInstalled says redis-server could not be found.
-var ErrNotInstalled = errors.New("localredis: redis-server not found in PATH; install the Debian package 'redis-server' (apt-get install redis-server) or set QUORUMLOCK_REDIS_SERVER")
+var ErrNotInstalled = errors.New("quorumlock: redis-server not found in PATH; install the Debian package 'redis-server' (apt-get install redis-server) or set QUORUMLOCK_REDIS_SERVER")
 
 // Find returns the path of the redis-server binary: $QUORUMLOCK_REDIS_SERVER
 // if set, else the one on PATH.
@@ -209,7 +209,7 @@ func (s *Server) launch(ctx context.Context) error {
 	// a parent death kills it instead of leaving an orphan on the port.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("localredis: start %s: %w", cfg.Bin, err)
+		return fmt.Errorf("quorumlock: start %s: %w", cfg.Bin, err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -239,7 +239,7 @@ func (s *Server) waitReady(ctx context.Context, pid int, exited <-chan struct{})
 	for {
 		select {
 		case <-exited:
-			return fmt.Errorf("localredis: redis-server on port %d exited at start: %s", s.port, s.logTail(5))
+			return fmt.Errorf("quorumlock: redis-server on port %d exited at start: %s", s.port, s.logTail(5))
 		default:
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -256,7 +256,7 @@ func (s *Server) waitReady(ctx context.Context, pid int, exited <-chan struct{})
 		// Loading the AOF at start answers LOADING; keep waiting.
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("localredis: redis-server on port %d not ready: %w (log: %s)", s.port, err, s.logTail(5))
+			return fmt.Errorf("quorumlock: redis-server on port %d not ready: %w (log: %s)", s.port, err, s.logTail(5))
 		case <-exited:
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -363,10 +363,10 @@ func (s *Server) signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil || s.stopped {
-		return fmt.Errorf("localredis: server on port %d is not running", s.port)
+		return fmt.Errorf("quorumlock: server on port %d is not running", s.port)
 	}
 	if err := s.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("localredis: signal %v to pid %d: %w", sig, s.cmd.Process.Pid, err)
+		return fmt.Errorf("quorumlock: signal %v to pid %d: %w", sig, s.cmd.Process.Pid, err)
 	}
 	switch sig {
 	case syscall.SIGSTOP:
@@ -426,7 +426,7 @@ func (s *Server) halt(sig syscall.Signal) error {
 // writes that were only in the page cache. Call it while the server is stopped.
 func (s *Server) WipeData() error {
 	if s.Running() {
-		return fmt.Errorf("localredis: WipeData on a running server (port %d); Kill it first", s.port)
+		return fmt.Errorf("quorumlock: WipeData on a running server (port %d); Kill it first", s.port)
 	}
 	for _, name := range []string{"dump.rdb", "appendonly.aof", "appendonlydir"} {
 		if err := os.RemoveAll(filepath.Join(s.dir, name)); err != nil {
@@ -440,7 +440,7 @@ func (s *Server) WipeData() error {
 // Kill or Shutdown (it is an error while it runs).
 func (s *Server) Restart(ctx context.Context) error {
 	if s.Running() {
-		return fmt.Errorf("localredis: Restart of a running server (port %d); Kill it first", s.port)
+		return fmt.Errorf("quorumlock: Restart of a running server (port %d); Kill it first", s.port)
 	}
 	var err error
 	// The port can linger briefly after a kill; retry for a moment.
@@ -522,7 +522,7 @@ func CheckExpiry(t TB, servers ...*Server) {
 			continue
 		}
 		if len(keys) > 0 {
-			t.Errorf("localredis: %s holds lock keys without expiry (a lock that never frees itself): %q", s.Addr(), keys)
+			t.Errorf("quorumlock: %s holds lock keys without expiry (a lock that never frees itself): %q", s.Addr(), keys)
 		}
 	}
 }

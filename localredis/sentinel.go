@@ -16,7 +16,7 @@ import (
 )
 
 // ErrNoSentinel says redis-sentinel could not be found.
-var ErrNoSentinel = errors.New("localredis: redis-sentinel not found in PATH; install the Debian package 'redis-sentinel' (apt-get install redis-sentinel) or set QUORUMLOCK_REDIS_SENTINEL")
+var ErrNoSentinel = errors.New("quorumlock: redis-sentinel not found in PATH; install the Debian package 'redis-sentinel' (apt-get install redis-sentinel) or set QUORUMLOCK_REDIS_SENTINEL")
 
 // FindSentinel returns the path of redis-sentinel: $QUORUMLOCK_REDIS_SENTINEL
 // if set, else the one on PATH.
@@ -84,10 +84,10 @@ func StartSentinel(ctx context.Context, cfg SentinelConfig) (_ *Sentinel, err er
 		cfg.FailoverTimeout = 2 * time.Second
 	}
 	if cfg.Groups < 0 || cfg.Replicas < 0 || cfg.Sentinels < 0 {
-		return nil, errors.New("localredis: negative SentinelConfig count")
+		return nil, errors.New("quorumlock: negative SentinelConfig count")
 	}
 	if cfg.Server.ReplicaOf != "" || cfg.Server.Port != 0 || cfg.Server.Dir != "" {
-		return nil, errors.New("localredis: StartSentinel sets ReplicaOf, Port and Dir itself; leave them empty in SentinelConfig.Server")
+		return nil, errors.New("quorumlock: StartSentinel sets ReplicaOf, Port and Dir itself; leave them empty in SentinelConfig.Server")
 	}
 	bin, err := FindSentinel()
 	if err != nil {
@@ -171,7 +171,7 @@ func StartSentinel(ctx context.Context, cfg SentinelConfig) (_ *Sentinel, err er
 	}
 	wg.Wait()
 	if err := errors.Join(serrs...); err != nil {
-		return nil, fmt.Errorf("localredis: start sentinels: %w", err)
+		return nil, fmt.Errorf("quorumlock: start sentinels: %w", err)
 	}
 	if err := d.waitKnown(ctx, cfg.Replicas); err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func waitInSync(ctx context.Context, r *Server) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("localredis: replica %s not in sync: %w", r.Addr(), ctx.Err())
+			return fmt.Errorf("quorumlock: replica %s not in sync: %w", r.Addr(), ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -215,7 +215,7 @@ func (d *Sentinel) waitKnown(ctx context.Context, replicas int) error {
 				select {
 				case <-ctx.Done():
 					sc.Close()
-					return fmt.Errorf("localredis: sentinel %s does not know all of %s (replicas %d/%d, other sentinels %d/%d): %w",
+					return fmt.Errorf("quorumlock: sentinel %s does not know all of %s (replicas %d/%d, other sentinels %d/%d): %w",
 						s.Addr(), g.Name, len(reps), replicas, len(peers), len(d.Sentinels)-1, ctx.Err())
 				case <-time.After(50 * time.Millisecond):
 				}
@@ -303,10 +303,10 @@ func (d *Sentinel) Master(ctx context.Context, gi int) (*Server, error) {
 					return s, nil
 				}
 			}
-			return nil, fmt.Errorf("localredis: sentinels name %s as master of %s, not one of its servers", addr, g.Name)
+			return nil, fmt.Errorf("quorumlock: sentinels name %s as master of %s, not one of its servers", addr, g.Name)
 		}
 	}
-	return nil, fmt.Errorf("localredis: no majority of sentinels agrees on the master of %s (%v)", g.Name, votes)
+	return nil, fmt.Errorf("quorumlock: no majority of sentinels agrees on the master of %s (%v)", g.Name, votes)
 }
 
 // WaitFailover waits until a majority of the sentinels name a master of
@@ -324,7 +324,7 @@ func (d *Sentinel) WaitFailover(ctx context.Context, gi int, old *Server) (*Serv
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("localredis: no failover of %s away from %s: %w", d.Groups[gi].Name, old.Addr(), ctx.Err())
+			return nil, fmt.Errorf("quorumlock: no failover of %s away from %s: %w", d.Groups[gi].Name, old.Addr(), ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

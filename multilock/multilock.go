@@ -1,3 +1,9 @@
+// The algorithm: one acquisition over a set of sub-locks (Acquire, the
+// fencing write-back, rollback, late answers, Extend, Release) and its
+// state. The errors are in errors.go, what a sub-lock is in locker.go,
+// the options in options.go, the parallel calls in fanout.go, the quorum
+// rules in policy.go.
+
 package multilock
 
 import (
@@ -5,143 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/drift"
 )
-
-// Errors. Failures are reported as one of these joined with a *NodeError per
-// sub-lock that refused or failed, so errors.Is and errors.As both work.
-var (
-	// ErrNotObtained: the policy's quorum was not granted.
-	ErrNotObtained = errors.New("quorumlock: lock not obtained")
-	// ErrRefused: a sub-lock is held by another owner.
-	ErrRefused = errors.New("held by another owner")
-	// ErrTooSlow: the quorum was granted, but the acquisition took so long
-	// that no validity was left (ttl − elapsed − drift ≤ 0).
-	ErrTooSlow = errors.New("acquisition outlasted the ttl minus the drift allowance; use a longer ttl or a shorter per-node budget")
-	// ErrNotHeld: an extend or release did not find the lock held by us on
-	// enough sub-locks.
-	ErrNotHeld = errors.New("quorumlock: lock not held on a quorum")
-	// ErrLost: more sub-locks than the policy allows answered that this
-	// acquisition no longer holds them; no extend can succeed any more.
-	ErrLost = errors.New("quorumlock: lock no longer held on a quorum")
-	// ErrExpired: the lease's validity ended before the operation completed.
-	ErrExpired = errors.New("quorumlock: lease validity ended")
-	// ErrNoAnswer: a sub-lock had not answered when the outcome was decided
-	// (or the caller's context ended).
-	ErrNoAnswer = errors.New("no answer before the decision")
-	// ErrFenceNotWritten: the fencing token could not be written back to a
-	// quorum, so it cannot be handed out.
-	ErrFenceNotWritten = errors.New("fencing token not written back to a quorum")
-)
-
-// NodeError is the error of one sub-lock.
-type NodeError struct {
-	Node string
-	Err  error
-}
-
-func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
-func (e *NodeError) Unwrap() error { return e.Err }
 
 // vote is a sub-lock's answer to Acquire.
 type vote struct {
 	granted   bool
 	remaining time.Duration
 	fence     int64
-}
-
-// Locker is one sub-lock of one acquisition attempt: a lock on one Redis node,
-// or another MultiLock. Implementations must be safe to call from several
-// goroutines and should return promptly when ctx is done.
-type Locker interface {
-	// Acquire tries once. granted is true when the sub-lock is now held by
-	// this attempt. On refusal (granted false, err nil) remaining is how long
-	// the current holder's claim lasts (0 when unknown). fence is the fencing
-	// counter reported with a grant (0 when none is kept). An error means
-	// the outcome is unknown: the grant may have happened.
-	Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error)
-	// Extend re-arms the sub-lock's TTL only if this attempt still holds it.
-	Extend(ctx context.Context, ttl time.Duration) (bool, error)
-	// Release gives up what this attempt holds; false when it held nothing.
-	Release(ctx context.Context) (bool, error)
-}
-
-// Rollbacker is the optional ability of a Locker to give back the share of
-// an attempt that never held the lock (it failed the quorum) without telling
-// waiters the lock was released: such a message woke the waiters, the
-// rolled-back attempt's own among them, to try again while another owner
-// still held a quorum. Sub-locks without it are given back with Release.
-type Rollbacker interface {
-	Rollback(ctx context.Context) (bool, error)
-}
-
-// giveBack gives back sub-lock i of an attempt that never held the lock.
-func (m *MultiLock) giveBack(ctx context.Context, i int) (bool, error) {
-	if r, ok := m.lockers[i].(Rollbacker); ok {
-		return r.Rollback(ctx)
-	}
-	return m.lockers[i].Release(ctx)
-}
-
-// Fencer is the optional ability of a Locker to take a fencing token: store
-// it set-if-greater where this attempt's grant still stands.
-type Fencer interface {
-	Fence(ctx context.Context, token int64) (bool, error)
-}
-
-// FenceKeeper is an optional ability of a Fencer: the fencing counter its
-// Acquire reports with a grant is already stored on the sub-lock (the node
-// scripts increment it in place), not just computed. When a quorum of grants
-// reported the token itself, Acquire then skips the write-back round trip.
-type FenceKeeper interface {
-	KeepsFence() bool
-}
-
-// DeadlineBound is an optional ability of a Locker: its calls return by
-// their context's deadline on their own, without waiting for the context to
-// be cancelled (a go-redis client with ContextTimeoutEnabled puts the
-// deadline on the connection). Calls of such sub-locks get a context that
-// carries the deadline but arms no timer; Done is the caller's (or nil), not
-// closed at the deadline. A Locker that waits on Done to give up must not
-// report true.
-type DeadlineBound interface {
-	BoundByDeadline() bool
-}
-
-// deadlineCtx carries a deadline without a timer, for DeadlineBound calls
-// only: Done is the parent's and does not close at dl, and Err reports
-// DeadlineExceeded once dl has passed. A timer per call phase was a
-// measurable share of an uncontended Lock+Unlock.
-type deadlineCtx struct {
-	context.Context
-	dl time.Time
-}
-
-// DeadlineOnly returns ctx with deadline d (or ctx's own, if sooner) and
-// no timer: Done stays ctx's and does not close at d; Err reports
-// context.DeadlineExceeded once d has passed. It is for calls into a
-// DeadlineBound sub-lock (or a MultiLock whose BoundByDeadline is true)
-// only, which end by the deadline without waiting on Done.
-func DeadlineOnly(ctx context.Context, d time.Time) context.Context {
-	if pd, ok := ctx.Deadline(); ok && !pd.After(d) {
-		return ctx
-	}
-	return &deadlineCtx{Context: ctx, dl: d}
-}
-
-func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.dl, true }
-
-func (c *deadlineCtx) Err() error {
-	if err := c.Context.Err(); err != nil {
-		return err
-	}
-	if !time.Now().Before(c.dl) {
-		return context.DeadlineExceeded
-	}
-	return nil
 }
 
 // Outcome records what one sub-lock answered in the latest phase that reached it.
@@ -154,52 +33,6 @@ type Outcome struct {
 	RTT       time.Duration
 	Err       error
 }
-
-type config struct {
-	policy         Policy
-	factor         float64
-	clock          drift.Clock
-	releaseTimeout time.Duration
-	fencing        bool
-	tracker        Tracker
-	workers        *Workers
-}
-
-// Option configures a MultiLock.
-type Option func(*config)
-
-// WithPolicy sets the policy; default Majority.
-func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
-
-// WithDriftFactor sets the clock drift factor; default drift.DefaultFactor (0.01).
-func WithDriftFactor(f float64) Option { return func(c *config) { c.factor = f } }
-
-// WithClock sets the monotonic clock; default drift.System.
-func WithClock(clk drift.Clock) Option { return func(c *config) { c.clock = clk } }
-
-// WithReleaseTimeout bounds each sub-lock's release, rollback and late clean-up
-// call; they run on a fresh context so a cancelled caller still cleans up.
-// Default 250 ms.
-func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.releaseTimeout = d } }
-
-// WithFencing makes Acquire take a fencing token: the highest counter the
-// granting sub-locks report, written back set-if-greater on a quorum of them
-// before the acquisition counts. Sub-locks must implement Fencer. Default off.
-func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
-
-// Tracker counts goroutines: Add(1) before one starts, Done when it ends.
-// A *sync.WaitGroup is one, for an owner whose Wait never runs while
-// acquisitions may still start; an owner that closes while others may
-// still call (quorum.Client) needs one that allows Add during Wait.
-type Tracker interface {
-	Add(delta int)
-	Done()
-}
-
-// WithTracker counts every goroutine the MultiLock starts in t, including
-// calls still running after a decision was made early (they end by their own
-// deadline). An owner that must not leave goroutines behind waits on t.
-func WithTracker(t Tracker) Option { return func(c *config) { c.tracker = t } }
 
 type state int
 
@@ -247,19 +80,19 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	}
 	n := len(lockers)
 	if n == 0 {
-		return nil, errors.New("multilock: no sub-locks given")
+		return nil, errors.New("quorumlock: no sub-locks given")
 	}
 	if cfg.policy == nil || cfg.clock == nil {
-		return nil, errors.New("multilock: nil policy or clock")
+		return nil, errors.New("quorumlock: nil policy or clock")
 	}
 	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("multilock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
+		return nil, fmt.Errorf("quorumlock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
 	}
 	if cfg.factor < 0 || cfg.factor >= 1 {
-		return nil, fmt.Errorf("multilock: drift factor must be in [0, 1), got %v", cfg.factor)
+		return nil, fmt.Errorf("quorumlock: drift factor must be in [0, 1), got %v", cfg.factor)
 	}
 	if cfg.releaseTimeout <= 0 {
-		return nil, fmt.Errorf("multilock: release timeout must be positive, got %v", cfg.releaseTimeout)
+		return nil, fmt.Errorf("quorumlock: release timeout must be positive, got %v", cfg.releaseTimeout)
 	}
 	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
 	if n == 1 {
@@ -272,7 +105,7 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	m.bound = true
 	for i, l := range lockers {
 		if l == nil {
-			return nil, fmt.Errorf("multilock: sub-lock %d is nil", i)
+			return nil, fmt.Errorf("quorumlock: sub-lock %d is nil", i)
 		}
 		if b, ok := l.(DeadlineBound); !ok || !b.BoundByDeadline() {
 			m.bound = false
@@ -292,159 +125,12 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 func (m *MultiLock) BoundByDeadline() bool { return m.bound }
 
 // answer is one sub-lock's reply in one phase.
-type answer struct {
-	i    int
-	vote vote
-	ok   bool
-	err  error
-	rtt  time.Duration
-}
-
-// fanout runs call on the sub-locks in idx all at once, under one deadline
-// perNode from now, and hands answers to decide in arrival order until
-// decide says the outcome is known or all answered. It returns without
-// waiting for the rest: those calls run on until the deadline, and their
-// answers go to late (on the calling goroutine of that sub-lock).
-//
-// Design note: this is errgroup's shape (one goroutine per sub-lock, each
-// writing only its own answer, no cancellation of peers on one failure) with
-// an early exit that errgroup.Wait cannot give: a quorum is decided by the
-// first n−limit answers, and a frozen node must not hold the caller for its
-// whole deadline. Stragglers are counted in the tracker so an owner can wait.
-//
-// All calls of a phase start together, so they share one deadline context
-// (cancelled when the last call returns) instead of a context and a timer
-// each: perNode from now, or the caller's deadline if sooner. When every
-// sub-lock is DeadlineBound that context arms no timer at all. Cancelling the
-// caller's context (the decision was made, or the caller gave up) does not
-// cut calls off halfway: a straggler runs to that deadline, so a grant in
-// flight is answered and accounted for (kept, or given back if the attempt
-// failed or was released), and the client keeps its connection instead of
-// dropping one per abandoned call.
-func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration,
-	call func(ctx context.Context, i int) (vote, bool, error),
-	decide func(a answer) bool, late func(a answer)) {
-	dl := time.Now().Add(perNode)
-	d, hasDeadline := ctx.Deadline()
-	if hasDeadline && d.Before(dl) {
-		dl = d
+// giveBack gives back sub-lock i of an attempt that never held the lock.
+func (m *MultiLock) giveBack(ctx context.Context, i int) (bool, error) {
+	if r, ok := m.lockers[i].(Rollbacker); ok {
+		return r.Rollback(ctx)
 	}
-	answerOf := func(i int, v vote, ok bool, err error, rtt time.Duration) answer {
-		if err != nil {
-			err = &NodeError{Node: m.names[i], Err: err}
-		}
-		return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
-	}
-	if len(idx) == 1 {
-		// Nothing to overlap with: the call runs inline, so the caller's
-		// own context (cancellation included) bounds it; no goroutine.
-		i := idx[0]
-		pctx, cancel := ctx, context.CancelFunc(nil)
-		switch {
-		case m.bound:
-			pctx = DeadlineOnly(ctx, dl)
-		case !hasDeadline || d.After(dl):
-			pctx, cancel = context.WithDeadline(ctx, dl)
-		}
-		t0 := m.cfg.clock.Now()
-		v, ok, err := call(pctx, i)
-		rtt := m.cfg.clock.Now().Sub(t0)
-		if cancel != nil {
-			cancel()
-		}
-		decide(answerOf(i, v, ok, err, rtt))
-		return
-	}
-	var (
-		pctx   context.Context
-		cancel context.CancelFunc
-		left   atomic.Int32
-	)
-	if m.bound {
-		pctx = DeadlineOnly(context.WithoutCancel(ctx), dl)
-	} else {
-		pctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
-	}
-	left.Store(int32(len(idx)))
-	one := func(i int) answer {
-		t0 := m.cfg.clock.Now()
-		v, ok, err := call(pctx, i)
-		rtt := m.cfg.clock.Now().Sub(t0)
-		if left.Add(-1) == 0 && cancel != nil {
-			cancel()
-		}
-		return answerOf(i, v, ok, err, rtt)
-	}
-	var (
-		mu   sync.Mutex
-		open = true
-		ch   = make(chan answer, len(idx))
-	)
-	for _, i := range idx {
-		if m.cfg.tracker != nil {
-			m.cfg.tracker.Add(1)
-		}
-		m.spawn(func() {
-			if m.cfg.tracker != nil {
-				defer m.cfg.tracker.Done()
-			}
-			a := one(i)
-			mu.Lock()
-			if open {
-				ch <- a // buffered for every sub-lock: never blocks
-				mu.Unlock()
-				return
-			}
-			mu.Unlock()
-			late(a)
-		})
-	}
-	for range idx {
-		var a answer
-		select {
-		case a = <-ch:
-		case <-ctx.Done():
-			// The caller gave up; calls that ignore cancellation finish late.
-			goto closed
-		}
-		if decide(a) {
-			break
-		}
-	}
-closed:
-	mu.Lock()
-	open = false
-	mu.Unlock()
-	for {
-		select {
-		case a := <-ch:
-			late(a)
-		default:
-			return
-		}
-	}
-}
-
-// spawn runs f on the configured Workers, or a goroutine of its own.
-func (m *MultiLock) spawn(f func()) {
-	if m.cfg.workers != nil {
-		m.cfg.workers.Go(f)
-		return
-	}
-	go f()
-}
-
-func (m *MultiLock) all() []int {
-	idx := make([]int, len(m.lockers))
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
-}
-
-func (m *MultiLock) record(a answer) {
-	o := &m.outcomes[a.i]
-	o.Answered, o.Granted, o.Remaining, o.Fence, o.RTT, o.Err = true, a.ok, a.vote.remaining, a.vote.fence, a.rtt, a.err
+	return m.lockers[i].Release(ctx)
 }
 
 // Acquire tries every sub-lock once, in parallel, and reports whether the
@@ -464,7 +150,7 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 	m.mu.Lock()
 	if m.state != fresh {
 		m.mu.Unlock()
-		return false, 0, 0, errors.New("multilock: Acquire called twice on one MultiLock; make a new one per attempt")
+		return false, 0, 0, errors.New("quorumlock: Acquire called twice on one MultiLock; make a new one per attempt")
 	}
 	m.state, m.ttl = acquiring, ttl
 	m.mu.Unlock()
@@ -636,7 +322,7 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 	}
 	for _, i := range idx {
 		if _, ok := m.lockers[i].(Fencer); !ok {
-			return fmt.Errorf("multilock: %s cannot take a fencing token (no Fence method)", m.names[i])
+			return fmt.Errorf("quorumlock: %s cannot take a fencing token (no Fence method)", m.names[i])
 		}
 	}
 	if kept >= need {

@@ -70,7 +70,7 @@ func (n *Node) target(ctx context.Context, key string) (redis.UniversalClient, s
 		}
 		return m, m.Options().Addr, nil
 	case *redis.Ring:
-		return nil, "", errors.New("node: WAIT and restart checks need a standalone, Sentinel or Cluster client, not a Ring")
+		return nil, "", errors.New("quorumlock: WAIT and restart checks need a standalone, Sentinel or Cluster client, not a Ring")
 	case *redis.Client:
 		return c, c.Options().Addr, nil
 	}
@@ -126,14 +126,14 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 			if wait != nil {
 				a, err := wait.Int64()
 				if err != nil {
-					return fmt.Errorf("node: WAIT: %w", err)
+					return fmt.Errorf("WAIT: %w", err)
 				}
 				out.Acked = int(a)
 			}
 			if info != nil {
 				s, err := info.Result()
 				if err != nil {
-					return fmt.Errorf("node: INFO server: %w", err)
+					return fmt.Errorf("INFO server: %w", err)
 				}
 				out.RunID = infoField(s, "run_id")
 				up, _ := strconv.ParseInt(infoField(s, "uptime_in_seconds"), 10, 64)
@@ -171,7 +171,7 @@ func int64s(res *redis.Cmd) ([]int64, error) {
 		return nil, err
 	}
 	if len(v) != 2 {
-		return nil, fmt.Errorf("node: acquire script answered %v", v)
+		return nil, fmt.Errorf("quorumlock: acquire script answered %v", v)
 	}
 	return v, nil
 }

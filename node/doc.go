@@ -32,7 +32,7 @@
 //
 // # Waiting
 //
-// Watch registers interest in a lock's unlock messages. Waiters on one node
+// WatchAs and WatchWaiter register interest in a lock's unlock messages. Waiters on one node
 // share one pub/sub connection; a message wakes the longest-waiting watch
 // (or every watch made with wakeAll). PUBLISH reaches subscribers on every
 // node of a Cluster; a FailoverClient subscribes on the current master.
@@ -43,6 +43,15 @@
 //
 // A node is named after its client (address; "cluster[addrs]" for a
 // Cluster; "sentinel(…)" for a FailoverClient, whose options do not say
-// which group it watches) unless WithName says otherwise. quorum.New uses
-// the names to reject one deployment given twice.
+// which group it watches). quorum.New uses the names to reject one
+// deployment given twice.
+//
+// # Files
+//
+// node.go is the Node and its calls; lock.go one attempt's handle (the
+// lock the multilock core drives), with rw.go and fair.go its read-write
+// and fair forms and checked.go the safety checks asked in the same round
+// trip; scripts.go the embedded Lua; watch.go the unlock channel; force.go
+// the operator's force-release; inspect.go reading locks back; probe.go
+// TIME and INFO.
 package node

@@ -9,17 +9,17 @@ import (
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 )
 
-// PersistentKey reports whether key is one of the keys a lock keeps
+// persistentKey reports whether key is one of the keys a lock keeps
 // without expiry on purpose: the fencing counter (Keys.Fence) and the fair
 // lock's ticket counter (FairKeys.Ticket). Every other key under the prefix
 // carries a TTL.
-func PersistentKey(key string) bool { return lockkeys.Persistent(key) }
+func persistentKey(key string) bool { return lockkeys.Persistent(key) }
 
-// KeysWithoutExpiry lists the keys under this node's prefix that have no
-// TTL and are not PersistentKey: locks that would never be free again if
+// keysWithoutExpiry lists the keys under this node's prefix that have no
+// TTL and are not persistentKey: locks that would never be free again if
 // their holder died. A correct run leaves none. It scans (SCAN, never
 // KEYS) every master of a Cluster.
-func (n *Node) KeysWithoutExpiry(ctx context.Context) ([]string, error) {
+func (n *Node) keysWithoutExpiry(ctx context.Context) ([]string, error) {
 	cc, ok := n.client.(*redis.ClusterClient)
 	if !ok {
 		return lockkeys.WithoutExpiry(ctx, n.client, n.prefix)

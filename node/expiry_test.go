@@ -115,13 +115,13 @@ func TestFairQueueKeysBothExpire(t *testing.T) {
 			t.Errorf("%s: PTTL %v %v, want an expiry", key, pt, err)
 		}
 	}
-	keys, err := n.KeysWithoutExpiry(ctx)
+	keys, err := n.keysWithoutExpiry(ctx)
 	if err != nil || len(keys) != 0 {
-		t.Errorf("KeysWithoutExpiry = %q %v, want none", keys, err)
+		t.Errorf("keysWithoutExpiry = %q %v, want none", keys, err)
 	}
 }
 
-// KeysWithoutExpiry names lock keys without a TTL and leaves out the
+// keysWithoutExpiry names lock keys without a TTL and leaves out the
 // counters kept on purpose and keys of other prefixes.
 func TestKeysWithoutExpiry(t *testing.T) {
 	_, n := start(t)
@@ -133,15 +133,15 @@ func TestKeysWithoutExpiry(t *testing.T) {
 	c.Set(ctx, "other:{x}", 1, 0)                  // not ours
 	c.Set(ctx, n.Keys("y").Lock, "v", time.Minute) // has a TTL
 	c.HSet(ctx, k.Lock, "alice", 1)                // a lock without expiry
-	keys, err := n.KeysWithoutExpiry(ctx)
+	keys, err := n.keysWithoutExpiry(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(keys) != 1 || keys[0] != k.Lock {
-		t.Fatalf("KeysWithoutExpiry = %q, want only %q", keys, k.Lock)
+		t.Fatalf("keysWithoutExpiry = %q, want only %q", keys, k.Lock)
 	}
-	if !PersistentKey(k.Fence) || !PersistentKey(n.FairKeys("x").Ticket) || PersistentKey(k.Lock) {
-		t.Error("PersistentKey disagrees with the allow-list")
+	if !persistentKey(k.Fence) || !persistentKey(n.FairKeys("x").Ticket) || persistentKey(k.Lock) {
+		t.Error("persistentKey disagrees with the allow-list")
 	}
 	c.Del(ctx, k.Lock) // leave nothing for the cleanup check
 }

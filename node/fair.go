@@ -177,9 +177,6 @@ type FairLock struct {
 
 func (l *FairLock) String() string { return l.l.n.name }
 
-// Node is the node the lock lives on.
-func (l *FairLock) Node() *Node { return l.l.n }
-
 // Extend re-arms the TTL where this attempt holds a share; never acquires.
 func (l *FairLock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 	return l.l.Extend(ctx, ttl)
@@ -208,9 +205,6 @@ func (l *FairLock) Entry() Entry { return Entry(l.entry.Load()) }
 // error): then Entry says what this node said.
 func (l *FairLock) Answered() <-chan struct{} { return l.answered }
 
-// Mode is the attempt's queue mode.
-func (l *FairLock) Mode() QueueMode { return l.mode }
-
 // Hold marks the attempt as the lock's holder: its Release then also takes
 // the waiter out of line. Before Hold, Release gives back a failed
 // attempt's grant and keeps the waiter's place.
@@ -237,7 +231,7 @@ func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Ch
 		return false, 0, 0, c, err
 	}
 	if len(v) != 3 {
-		return false, 0, 0, c, fmt.Errorf("node: fair acquire script answered %v", v)
+		return false, 0, 0, c, fmt.Errorf("quorumlock: fair acquire script answered %v", v)
 	}
 	l.entry.Store(int32(v[2]))
 	granted, remaining, fence = acquireAnswer(v[:2])
@@ -329,8 +323,8 @@ func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
 	return out, nil
 }
 
-// TicketCounter reads the ticket counter of fair lock name (0 when none).
-func (n *Node) TicketCounter(ctx context.Context, name string) (int64, error) {
+// ticketCounter reads the ticket counter of fair lock name (0 when none).
+func (n *Node) ticketCounter(ctx context.Context, name string) (int64, error) {
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		s, err := n.client.Get(ctx, n.FairKeys(name).Ticket).Result()

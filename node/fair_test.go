@@ -144,7 +144,7 @@ func TestFairLineOnOneNode(t *testing.T) {
 	lt := fairLock(n, name, "z", 0, NoQueue, timeout)
 	mustAcquire(t, lt, true, EntryUnknown)
 	_, _ = lt.Release(ctx)
-	if v, _ := n.TicketCounter(ctx, name); v != 4 {
+	if v, _ := n.ticketCounter(ctx, name); v != 4 {
 		t.Fatalf("ticket counter %d, want 4", v)
 	}
 }
@@ -232,7 +232,7 @@ func TestFairAndPlainShareTheLock(t *testing.T) {
 	la := fairLock(n, name, "a", ta, Refresh, timeout)
 	mustAcquire(t, la, true, EntryKept)
 	sig := make(chan struct{}, 1)
-	w := n.Watch(name, sig, nil, false)
+	w := n.watch(name, sig, nil, false)
 	defer w.Stop(false)
 	<-w.Ready()
 	la.Hold()

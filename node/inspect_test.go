@@ -163,7 +163,7 @@ func TestForceHold(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	sig := make(chan struct{}, 1)
-	w := n.Watch("h", sig, nil, false)
+	w := n.watch("h", sig, nil, false)
 	defer w.Stop(false)
 	<-w.Ready()
 	if ok, err := n.ForceRelease(ctx, "h", Force{By: "ops", Hold: 5 * time.Second}); !ok || err != nil {

@@ -169,8 +169,8 @@ func TestReleasePublishesAndWatchWakes(t *testing.T) {
 	}
 	sig1 := make(chan struct{}, 1)
 	sig2 := make(chan struct{}, 1)
-	w1 := n.Watch("w", sig1, nil, false)
-	w2 := n.Watch("w", sig2, nil, false)
+	w1 := n.watch("w", sig1, nil, false)
+	w2 := n.watch("w", sig2, nil, false)
 	for _, w := range []*Watch{w1, w2} {
 		select {
 		case <-w.Ready():
@@ -209,7 +209,7 @@ func TestForceRelease(t *testing.T) {
 		t.Fatal("acquire")
 	}
 	sig := make(chan struct{}, 1)
-	w := n.Watch("fr", sig, nil, false)
+	w := n.watch("fr", sig, nil, false)
 	defer w.Stop(false)
 	<-w.Ready()
 	if ok, err := n.ForceRelease(ctx, "fr", Force{By: "ops@test"}); !ok || err != nil {

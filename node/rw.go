@@ -54,9 +54,6 @@ func (n *Node) RWLock(name, owner, attempt string, write, fencing bool) *RWLock 
 
 func (l *RWLock) String() string { return l.n.name }
 
-// Node is the node the lock lives on.
-func (l *RWLock) Node() *Node { return l.n }
-
 // Write reports whether this is a write share.
 func (l *RWLock) Write() bool { return l.write }
 

@@ -164,7 +164,7 @@ func TestRWReleasePublishes(t *testing.T) {
 	ctx := t.Context()
 	signal := make(chan struct{}, 1)
 	ready := make(chan struct{}, 1)
-	w := n.Watch("p", signal, ready, true)
+	w := n.watch("p", signal, ready, true)
 	defer w.Stop(false)
 	<-ready
 	heard := func() bool {

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Watch is one waiter's interest in the unlock messages of one lock on one
+// watch is one waiter's interest in the unlock messages of one lock on one
 // node. Waiters on one node share a single pub/sub connection; channels are
 // subscribed while someone watches them.
 //
@@ -55,12 +55,12 @@ func (w *Watch) Ready() <-chan struct{} { return w.ready }
 // that took the lock passes false.
 func (w *Watch) Stop(handOn bool) { w.s.remove(w, handOn) }
 
-// Watch registers signal to be notified (non-blocking send) when lock name is
+// watch registers signal to be notified (non-blocking send) when lock name is
 // released on this node. signal should have a buffer of one; several watches
 // (one per node) may share it. ready, if not nil, is sent to (non-blocking)
 // once the subscription is confirmed; give it a buffer of one per watch to
 // count how many nodes are listening.
-func (n *Node) Watch(name string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
+func (n *Node) watch(name string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
 	return n.WatchAs(NextWaiter(), name, signal, ready, wakeAll)
 }
 

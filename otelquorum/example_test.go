@@ -43,7 +43,11 @@ func ExampleNew() {
 	for i, s := range servers {
 		nodes[i] = s.Client()
 	}
-	defer quorum.CloseAll(nodes)
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
 
 	client, err := quorum.New(nodes, quorum.WithObserver(obs))
 	if err != nil {

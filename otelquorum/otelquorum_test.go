@@ -166,7 +166,7 @@ func TestContendedRunMetricsAndSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ForceUnlock(ctx, "orders", "test"); err != nil {
+	if _, err := c.Admin().ForceUnlock(ctx, "orders", "test"); err != nil {
 		t.Fatal(err)
 	}
 	select {

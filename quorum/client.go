@@ -13,8 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // Errors. Failures to obtain a lock wrap ErrNotObtained joined with one
@@ -22,7 +24,11 @@ import (
 // when it ended the wait.
 var (
 	ErrNotObtained = multilock.ErrNotObtained
-	ErrNotHeld     = multilock.ErrNotHeld
+	// ErrTaken: a node refused because another owner holds the lock. A
+	// failed TryLock wraps it (with ErrNotObtained) when the lock is taken,
+	// not merely unreachable.
+	ErrTaken   = multilock.ErrRefused
+	ErrNotHeld = multilock.ErrNotHeld
 	// ErrLeaseLost: the watchdog could not renew the lease on a quorum before
 	// its validity ended, or a quorum said the lock is no longer ours. The
 	// critical section is no longer protected.
@@ -42,7 +48,8 @@ type NodeError = multilock.NodeError
 // Policy decides how many nodes may fail; see multilock.Policy.
 type Policy = multilock.Policy
 
-// Presets: All nodes must grant (MultiLock) or a Majority (RedLock, default).
+// Presets: All nodes must grant (MultiLock, the core's all-nodes policy) or
+// a Majority (RedLock, default).
 var (
 	All      = multilock.All
 	Majority = multilock.Majority
@@ -107,10 +114,6 @@ func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retr
 // appendfsync always. Default off; Lease.Token is 0 without it.
 func WithFencing() Option { return func(c *config) { c.fencing = true } }
 
-// WithClock sets the monotonic clock validity is measured on (tests use
-// drift.Fake). Default the system clock.
-func WithClock(clk drift.Clock) Option { return func(c *config) { c.clock = clk } }
-
 // WithKeyPrefix sets the prefix of every key and channel. Default
 // "quorumlock:".
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
@@ -135,8 +138,9 @@ type Client struct {
 
 	mlOptsOnce sync.Once
 	mlOpts     []multilock.Option // per name (buildMLOpts)
-	mlOptsAll  []multilock.Option // over the names of a MultiLock
+	mlOptsAll  []multilock.Option // over the names of a MutexAll
 	safety     safetyState        // state of the safety options (safety.go)
+	admin      *admin.Tools       // the operator's tools (Admin)
 }
 
 // New returns a client over the given go-redis clients, one per independent
@@ -161,44 +165,54 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	n := len(clients)
 	if n == 0 {
-		return nil, errors.New("quorum: no nodes given; pass one go-redis client per independent Redis deployment (5 survive 2 failures)")
+		return nil, errors.New("quorumlock: no nodes given; pass one go-redis client per independent Redis deployment (5 survive 2 failures)")
 	}
 	if err := drift.Check(cfg.ttl, cfg.factor); err != nil {
-		return nil, fmt.Errorf("quorum: bad ttl or drift factor: %w", err)
+		return nil, fmt.Errorf("%w (WithTTL, WithDriftFactor)", err)
 	}
 	if cfg.policy == nil {
-		return nil, errors.New("quorum: nil policy")
+		return nil, errors.New("quorumlock: nil policy")
 	}
 	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("quorum: policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
+		return nil, fmt.Errorf("quorumlock: policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
 	}
 	if cfg.attemptTimeout <= 0 || cfg.releaseTimeout <= 0 || cfg.retryInterval <= 0 {
-		return nil, fmt.Errorf("quorum: attempt timeout (%v), release timeout (%v) and retry interval (%v) must be positive", cfg.attemptTimeout, cfg.releaseTimeout, cfg.retryInterval)
+		return nil, fmt.Errorf("quorumlock: attempt timeout (%v), release timeout (%v) and retry interval (%v) must be positive", cfg.attemptTimeout, cfg.releaseTimeout, cfg.retryInterval)
 	}
 	if cfg.clock == nil {
-		return nil, errors.New("quorum: nil clock")
+		return nil, errors.New("quorumlock: nil clock")
 	}
 	c := &Client{cfg: cfg, id: uuid.NewString(), workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {
 		if rc == nil {
-			return nil, fmt.Errorf("quorum: node %d: nil redis client", i)
+			return nil, fmt.Errorf("quorumlock: node %d: nil redis client", i)
 		}
 		if j, ok := seenClient[rc]; ok {
-			return nil, fmt.Errorf("quorum: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
+			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
 		}
 		seenClient[rc] = i
 		nd, err := node.New(rc, node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch))
 		if err != nil {
-			return nil, fmt.Errorf("quorum: node %d: %w", i, err)
+			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
 		}
 		if j, ok := seenName[nd.Name()]; ok {
-			return nil, fmt.Errorf("quorum: nodes %d and %d both point at %s; every node must be a distinct Redis deployment", j, i, nd.Name())
+			return nil, fmt.Errorf("quorumlock: nodes %d and %d both point at %s; every node must be a distinct Redis deployment", j, i, nd.Name())
 		}
 		seenName[nd.Name()] = i
 		c.nodes = append(c.nodes, nd)
 	}
+	c.admin = admin.New(c.nodes, admin.Config{
+		Policy:           cfg.policy,
+		TTL:              cfg.ttl,
+		AttemptTimeout:   cfg.attemptTimeout,
+		ReleaseTimeout:   cfg.releaseTimeout,
+		Prefix:           cfg.prefix,
+		Fencing:          cfg.fencing,
+		WaitReplicas:     cfg.safety.waitReplicas,
+		RestartDetection: cfg.safety.restart,
+	})
 	if err := c.initSafety(); err != nil {
 		return nil, err
 	}
@@ -218,18 +232,13 @@ const connectTimeout = time.Second
 func (c *Client) connect() {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	var wg sync.WaitGroup
-	for _, nd := range c.nodes {
-		wg.Go(func() { _ = nd.Client().Ping(ctx).Err() })
-	}
-	wg.Wait()
+	fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Client().Ping(ctx).Err() })
 }
 
-// Nodes returns the client's nodes.
-func (c *Client) Nodes() []*node.Node { return append([]*node.Node(nil), c.nodes...) }
-
-// TTL is the configured lock TTL.
-func (c *Client) TTL() time.Duration { return c.cfg.ttl }
+// Admin returns the operator's tools over the client's nodes: the
+// preflight Check, Inspect and List of locks, ForceUnlock (package admin).
+// A lock user does not need them.
+func (c *Client) Admin() *admin.Tools { return c.admin }
 
 // Close ends the client. Every lease it still holds ends first: its Done
 // closes, its Context is cancelled and its Err wraps ErrClosed, its
@@ -247,17 +256,11 @@ func (c *Client) Close() error {
 	c.endLeases(leases)
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
-	errs := make([]error, len(c.nodes), len(c.nodes)+1)
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = n.Close() }()
-	}
-	wg.Wait()
+	errs := fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Close() })
 	c.wg.Wait()
 	c.workers.Close()
 	if len(c.owned) > 0 {
-		errs = append(errs, CloseAll(c.owned))
+		errs = append(errs, closeAll(c.owned))
 	}
 	return errors.Join(errs...)
 }
@@ -269,65 +272,4 @@ func (c *Client) next() string {
 	b := append(buf[:0], c.id...)
 	b = append(b, ':')
 	return string(strconv.AppendUint(b, c.seq.Add(1), 36))
-}
-
-// ForceUnlock removes lock name on every node and wakes its waiters. It is
-// an operator's tool: a holder that is still running is no longer protected
-// (its watchdog reports ErrLeaseLost at the next renewal). by names who did
-// it (an operator, a tool); every node records it with the time for 24 hours
-// (node.ForcedRecordTTL), and Inspect shows the record. It reports on how
-// many nodes a lock was removed.
-//
-// The force reaches the nodes one by one, so it runs in two steps. First it
-// removes the lock on every node and leaves a tombstone that refuses all
-// acquisitions; then it waits the attempt timeout (WithAttemptTimeout), so
-// that every acquisition attempt under way when the force began has ended,
-// removes the tombstones and wakes the waiters. A waiter thus never wins a
-// node that the force takes away afterwards (measured with a plain
-// delete-and-wake per node: a woken waiter was left holding less than a
-// quorum in 2 to 3 of 30 hand-overs). Give the operator's client an attempt
-// timeout at least as long as the services'. The tombstones expire by
-// themselves if this client goes away between the steps.
-func (c *Client) ForceUnlock(ctx context.Context, name, by string) (int, error) {
-	if name == "" {
-		return 0, errors.New("quorum: empty lock name")
-	}
-	if by == "" {
-		return 0, errors.New("quorum: ForceUnlock needs who does it (by), e.g. an operator's login; it is recorded next to the lock")
-	}
-	settle := c.cfg.attemptTimeout
-	hold := settle + 2*c.cfg.releaseTimeout + time.Second
-	removed := make([]bool, len(c.nodes))
-	errs := make([]error, len(c.nodes))
-	each := func(ctx context.Context, f func(ctx context.Context, i int, n *node.Node) error) {
-		var wg sync.WaitGroup
-		for i, n := range c.nodes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cctx, cancel := context.WithTimeout(ctx, c.cfg.releaseTimeout)
-				defer cancel()
-				if err := f(cctx, i, n); err != nil && errs[i] == nil {
-					errs[i] = &NodeError{Node: n.Name(), Err: err}
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	each(ctx, func(ctx context.Context, i int, n *node.Node) error {
-		var err error
-		removed[i], err = n.ForceRelease(ctx, name, node.Force{By: by, Hold: hold})
-		return err
-	})
-	// Not cut short by ctx: ending the tombstones early is what must not
-	// happen, and step two should run even for a caller that gave up.
-	time.Sleep(settle)
-	each(context.WithoutCancel(ctx), func(ctx context.Context, _ int, n *node.Node) error { return n.FinishForce(ctx, name) })
-	count := 0
-	for _, r := range removed {
-		if r {
-			count++
-		}
-	}
-	return count, errors.Join(errs...)
 }

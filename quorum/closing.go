@@ -21,7 +21,7 @@ func (t *tracker) Add(delta int) {
 	defer t.mu.Unlock()
 	t.n += delta
 	if t.n < 0 {
-		panic("quorum: negative tracker count")
+		panic("quorumlock: negative tracker count")
 	}
 	if t.n == 0 && t.zero != nil {
 		t.zero.Broadcast()

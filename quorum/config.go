@@ -14,15 +14,15 @@ import (
 // commas or spaces: QUORUMLOCK_NODES="redis://:pw@10.0.0.1:6379/0,rediss://10.0.0.2:6380".
 const EnvNodes = "QUORUMLOCK_NODES"
 
-// ParseNodes turns node URLs (redis:// or rediss:// with user, password, DB
+// parseNodes turns node URLs (redis:// or rediss:// with user, password, DB
 // and TLS, as go-redis' ParseURL reads them; a bare host:port means
 // redis://host:port) into go-redis clients with the settings a lock needs:
 // context deadlines honoured, no hidden retries. The caller closes them
-// (CloseAll).
-func ParseNodes(urls string) ([]redis.UniversalClient, error) {
+// (closeAll).
+func parseNodes(urls string) ([]redis.UniversalClient, error) {
 	fields := strings.FieldsFunc(urls, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
 	if len(fields) == 0 {
-		return nil, errors.New("quorum: no node URLs given; expected e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380")
+		return nil, errors.New("quorumlock: no node URLs given; expected e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380")
 	}
 	var out []redis.UniversalClient
 	for _, f := range fields {
@@ -32,13 +32,13 @@ func ParseNodes(urls string) ([]redis.UniversalClient, error) {
 		}
 		opt, err := redis.ParseURL(u)
 		if err != nil {
-			CloseAll(out)
+			closeAll(out)
 			// url.Error repeats the whole URL, password included.
 			var ue *url.Error
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			return nil, fmt.Errorf("quorum: node %q: %w", redact(f), err)
+			return nil, fmt.Errorf("quorumlock: node %q: %w", redact(f), err)
 		}
 		opt.ContextTimeoutEnabled = true
 		opt.MaxRetries = -1
@@ -58,8 +58,8 @@ func redact(u string) string {
 	return u[:scheme+3] + "***" + u[at:]
 }
 
-// CloseAll closes go-redis clients.
-func CloseAll(clients []redis.UniversalClient) error {
+// closeAll closes go-redis clients.
+func closeAll(clients []redis.UniversalClient) error {
 	var errs []error
 	for _, c := range clients {
 		if c != nil {
@@ -69,16 +69,16 @@ func CloseAll(clients []redis.UniversalClient) error {
 	return errors.Join(errs...)
 }
 
-// Dial builds a Client from node URLs (see ParseNodes). Close on the returned
+// Dial builds a Client from node URLs (see parseNodes). Close on the returned
 // client also closes the go-redis clients it made.
 func Dial(urls string, opts ...Option) (*Client, error) {
-	clients, err := ParseNodes(urls)
+	clients, err := parseNodes(urls)
 	if err != nil {
 		return nil, err
 	}
 	c, err := New(clients, opts...)
 	if err != nil {
-		CloseAll(clients)
+		closeAll(clients)
 		return nil, err
 	}
 	c.owned = clients
@@ -90,7 +90,7 @@ func Dial(urls string, opts ...Option) (*Client, error) {
 func FromEnv(opts ...Option) (*Client, error) {
 	v := os.Getenv(EnvNodes)
 	if strings.TrimSpace(v) == "" {
-		return nil, fmt.Errorf("quorum: $%s is empty; set it to the node URLs, e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380,redis://127.0.0.1:6381", EnvNodes)
+		return nil, fmt.Errorf("quorumlock: $%s is empty; set it to the node URLs, e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380,redis://127.0.0.1:6381", EnvNodes)
 	}
 	return Dial(v, opts...)
 }

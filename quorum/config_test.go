@@ -8,11 +8,11 @@ import (
 )
 
 func TestParseNodes(t *testing.T) {
-	cs, err := ParseNodes("redis://:secret@127.0.0.1:7001/2, 127.0.0.1:7002 rediss://u:p@localhost:7003")
+	cs, err := parseNodes("redis://:secret@127.0.0.1:7001/2, 127.0.0.1:7002 rediss://u:p@localhost:7003")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer CloseAll(cs)
+	defer closeAll(cs)
 	if len(cs) != 3 {
 		t.Fatalf("%d clients", len(cs))
 	}
@@ -27,10 +27,10 @@ func TestParseNodes(t *testing.T) {
 		t.Fatal("rediss:// did not enable TLS with the user")
 	}
 	for _, bad := range []string{"", " , ", "http://x:1", "redis://:pw@host:notaport"} {
-		cs, err := ParseNodes(bad)
+		cs, err := parseNodes(bad)
 		if err == nil {
-			CloseAll(cs)
-			t.Errorf("ParseNodes(%q) accepted", bad)
+			closeAll(cs)
+			t.Errorf("parseNodes(%q) accepted", bad)
 		} else if strings.Contains(err.Error(), "pw") {
 			t.Errorf("password leaked in %v", err)
 		}

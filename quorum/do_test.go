@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 	"testing"
 	"time"
 )
@@ -39,7 +40,7 @@ func TestDoReleases(t *testing.T) {
 				err = Do(t.Context(), m, func(ctx context.Context) error {
 					ran = true
 					// Held while fn runs.
-					if ins, _ := c.Inspect(ctx, "do"); ins.Verdict != HeldByQuorum {
+					if ins, _ := c.Admin().Inspect(ctx, "do"); ins.Verdict != admin.HeldByQuorum {
 						t.Errorf("inside Do: verdict %q", ins.Verdict)
 					}
 					return tt.fn(ctx)
@@ -51,7 +52,7 @@ func TestDoReleases(t *testing.T) {
 			if !tt.panics && !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("Do = %v, want %v", err, tt.wantErr)
 			}
-			if ins, _ := c.Inspect(t.Context(), "do"); ins.Verdict != Free {
+			if ins, _ := c.Admin().Inspect(t.Context(), "do"); ins.Verdict != admin.Free {
 				t.Fatalf("after Do: verdict %q, want free", ins.Verdict)
 			}
 		})
@@ -68,7 +69,7 @@ func TestDoCancelsOnLeaseLoss(t *testing.T) {
 	m := mustMutex(t, c, "do-lost")
 	var cause error
 	err := Do(t.Context(), m, func(ctx context.Context) error {
-		if _, err := c.ForceUnlock(ctx, "do-lost", "test"); err != nil {
+		if _, err := c.Admin().ForceUnlock(ctx, "do-lost", "test"); err != nil {
 			return err
 		}
 		select {
@@ -101,7 +102,7 @@ func TestDoCallerCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Do = %v, want context.Canceled", err)
 	}
-	if ins, _ := c.Inspect(t.Context(), "do-cancel"); ins.Verdict != Free {
+	if ins, _ := c.Admin().Inspect(t.Context(), "do-cancel"); ins.Verdict != admin.Free {
 		t.Fatalf("after a cancelled Do: %q", ins.Verdict)
 	}
 }

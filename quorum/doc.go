@@ -28,7 +28,8 @@
 // got some nodes but not a quorum it retries after a random delay that
 // doubles while that repeats, so a holder that keeps a bare majority is not
 // probed more than a few times a second. Failures wrap ErrNotObtained with a
-// NodeError per node; a cancelled wait also wraps the context's error.
+// NodeError per node (ErrTaken when a node refused because another owner
+// holds the lock); a cancelled wait also wraps the context's error.
 //
 // # Leases
 //
@@ -48,11 +49,13 @@
 //
 // # More
 //
-// WithOwner makes acquisitions reentrant for an explicit owner. MultiLock
+// WithOwner makes acquisitions reentrant for an explicit owner. MutexAll
 // holds several resources at once or none. RWMutex admits many readers or
-// one writer. A Policy decides how many nodes may fail and how long each
-// node call may take. ForceUnlock, Inspect and
-// List are operator tools; Do runs a function under the lock.
+// one writer; FairMutex serves waiters in arrival order. A Policy decides
+// how many nodes may fail (Majority: RedLock; All: MultiLock) and how long
+// each node call may take. Do runs a function under the lock. The
+// operator's tools (preflight Check, Inspect, List, ForceUnlock) are in
+// package quorum/admin, reached through Client.Admin.
 //
 // # Observability
 //
@@ -65,6 +68,6 @@
 //
 // Give go-redis clients ContextTimeoutEnabled: true (deadlines are what
 // keep a frozen node from stalling the quorum), MaxRetries: -1 (the lock
-// retries at its own level) and DialerRetries: 1; ParseNodes and node.Options
+// retries at its own level) and DialerRetries: 1; parseNodes and node.Options
 // do. See docs/operations.md for persistence, restarts, clocks and sizing.
 package quorum

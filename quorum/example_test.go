@@ -29,7 +29,9 @@ func startNodes(n int) ([]*localredis.Server, []redis.UniversalClient, func()) {
 		clients[i] = s.Client()
 	}
 	return servers, clients, func() {
-		quorum.CloseAll(clients)
+		for _, c := range clients {
+			c.Close()
+		}
 		localredis.StopAll(servers)
 	}
 }
@@ -197,9 +199,9 @@ func ExampleWithFencing() {
 	// value: B
 }
 
-// MultiLock holds several resources at once, or none: here a transfer
+// MutexAll holds several resources at once, or none: here a transfer
 // locks both accounts.
-func ExampleClient_MultiLock() {
+func ExampleClient_MutexAll() {
 	_, nodes, stop := startNodes(3)
 	defer stop()
 	ctx := context.Background()
@@ -209,7 +211,7 @@ func ExampleClient_MultiLock() {
 	}
 	defer client.Close()
 
-	transfer, err := client.MultiLock([]string{"account/1", "account/2"})
+	transfer, err := client.MutexAll([]string{"account/1", "account/2"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -268,6 +270,11 @@ func ExampleWithPolicy() {
 	// two nodes down: true
 }
 
+// observerFunc adapts a function to quorum.Observer.
+type observerFunc func(ctx context.Context, e quorum.Event)
+
+func (f observerFunc) Observe(ctx context.Context, e quorum.Event) { f(ctx, e) }
+
 // An Observer sees every lock operation's outcome; package otelquorum
 // turns them into OpenTelemetry metrics and spans, and WithLogger logs them
 // with log/slog.
@@ -277,7 +284,7 @@ func ExampleWithObserver() {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var seen []string
-	obs := quorum.ObserverFunc(func(_ context.Context, e quorum.Event) {
+	obs := observerFunc(func(_ context.Context, e quorum.Event) {
 		granted := 0
 		for _, v := range e.Votes {
 			if v.Granted {

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -130,9 +128,9 @@ func (f *FairMutex) putSlot(s *fairSlot) {
 	defer f.mu.Unlock()
 	f.free = append(f.free, s)
 	if s.idle == nil {
-		s.idle = time.AfterFunc(f.QueueTimeout(), func() { f.dropSlot(s) })
+		s.idle = time.AfterFunc(f.queueTimeout(), func() { f.dropSlot(s) })
 	} else {
-		s.idle.Reset(f.QueueTimeout())
+		s.idle.Reset(f.queueTimeout())
 	}
 }
 
@@ -189,14 +187,11 @@ func (s *fairSlot) awaitSubscribed(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Name is the lock's name.
-func (f *FairMutex) Name() string { return f.m.Name() }
-
-// QueueTimeout is how long a waiter's entry lives on a node without being
+// queueTimeout is how long a waiter's entry lives on a node without being
 // refreshed: the client's TTL (WithTTL). A waiter that dies leaves the line
 // at most this long after its last refresh, as a holder that dies leaves
 // the lock at most one TTL after its last renewal.
-func (f *FairMutex) QueueTimeout() time.Duration { return f.m.c.cfg.ttl }
+func (f *FairMutex) queueTimeout() time.Duration { return f.m.c.cfg.ttl }
 
 // fairWaiter is one ticket's place in line, across the nodes.
 type fairWaiter struct {
@@ -272,13 +267,14 @@ func (w *fairWaiter) verify(fls []*node.FairLock, need int, bound time.Duration)
 // only when the lock is free there and nobody is in line, so it never
 // passes a waiter. It returns a lease or an error wrapping ErrNotObtained.
 func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
-	defer f.m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
+	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
 	owner := f.m.owner()
-	ml, fls, _, err := f.try(ctx, owner, nil)
+	fa := f.attempt(nil)
+	ml, _, err := f.m.try(ctx, owner, fa)
 	if err != nil {
 		return nil, err
 	}
-	hold(fls)
+	hold(fa.fls)
 	return f.m.newLease(ml, owner)
 }
 
@@ -289,7 +285,7 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // queue timeout/3 (which refreshes its entry). A cancelled wait leaves the
 // line and reports errors.Join(ErrNotObtained, ..., ctx.Err()).
 func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
-	defer f.m.observeAcquire(ctx, time.Now(), &lease, &err) // observer.go
+	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
 	c := f.m.c
 	owner := f.m.owner()
 	need := multilock.Need(c.cfg.policy, len(c.nodes))
@@ -322,8 +318,9 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			noTicket = 0
 		}
 		subscribed := slot.subscribed()
-		ml, fls, wait, err := f.try(ctx, owner, w)
-		if err == nil && !w.verify(fls, need, c.cfg.attemptTimeout) {
+		fa := f.attempt(w)
+		ml, wait, err := f.m.try(ctx, owner, fa)
+		if err == nil && !w.verify(fa.fls, need, c.cfg.attemptTimeout) {
 			// Granted, but its entry lapsed on so many nodes meanwhile that
 			// a later ticket may have been served before it. Give the
 			// grant back and go to the back of the line, so acquisitions
@@ -336,7 +333,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			continue
 		}
 		if err == nil {
-			hold(fls)
+			hold(fa.fls)
 			if f.onGrant != nil {
 				f.onGrant(w.ID, w.Ticket)
 			}
@@ -353,7 +350,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			w = nil
 			continue
 		}
-		delay := min(jitter(c.cfg.retryInterval), max(f.QueueTimeout()/3, time.Millisecond))
+		delay := min(jitter(c.cfg.retryInterval), max(f.queueTimeout()/3, time.Millisecond))
 		if !subscribed {
 			// A wake-up sent before the subscription held was not heard:
 			// once it holds, try again at once.
@@ -410,7 +407,7 @@ func (f *FairMutex) join(ctx context.Context, slot *fairSlot) (*fairWaiter, erro
 	// the waiter in line later than it arrived); Lock tries once more when
 	// the subscription holds, as a wake-up sent before it was lost.
 	w := &fairWaiter{
-		Waiter:  node.Waiter{ID: node.WaiterID(slot.key, c.next()), Timeout: f.QueueTimeout()},
+		Waiter:  node.Waiter{ID: node.WaiterID(slot.key, c.next()), Timeout: f.queueTimeout()},
 		placed:  make([]bool, n),
 		counted: make([]bool, n),
 	}
@@ -441,73 +438,38 @@ func (f *FairMutex) join(ctx context.Context, slot *fairSlot) (*fairWaiter, erro
 	return w, nil
 }
 
-// try makes one attempt on every node: w's entry is placed or refreshed
-// (w nil: TryLock, no entry), and nodes where the lock is free and w is
-// first in line grant. The multilock core decides, extends and releases as
-// for Mutex.
-func (f *FairMutex) try(ctx context.Context, owner string, w *fairWaiter) (*multilock.MultiLock, []*node.FairLock, time.Duration, error) {
-	c := f.m.c
-	if c.closed.Load() {
-		return nil, nil, 0, errors.Join(ErrNotObtained, ErrClosed)
+// fairAttempt is what one FairMutex attempt adds to Mutex's: w's entry is
+// placed or refreshed on every node (w nil: TryLock, no entry), and fls
+// keeps the attempt's node locks (Mutex.nodeLock fills it), read after the
+// attempt for where the entry is and, once granted, to hold.
+type fairAttempt struct {
+	w   *fairWaiter
+	fls []*node.FairLock
+}
+
+func (f *FairMutex) attempt(w *fairWaiter) *fairAttempt {
+	return &fairAttempt{w: w, fls: make([]*node.FairLock, len(f.m.c.nodes))}
+}
+
+// waiter is the entry the attempt places (none for TryLock).
+func (fa *fairAttempt) waiter() node.Waiter {
+	if fa.w == nil {
+		return node.Waiter{}
 	}
-	name := f.m.names[0]
-	attempt := c.next()
-	fls := make([]*node.FairLock, len(c.nodes))
-	ls := make([]multilock.Locker, len(c.nodes))
-	for i, nd := range c.nodes {
-		mode, q := node.NoQueue, node.Waiter{}
-		if w != nil {
-			q = w.Waiter
-			switch {
-			case w.placed[i]:
-				mode = node.Refresh
-			case w.counted[i]:
-				mode = node.Place // its entry must be there since the ticket
-			default:
-				mode = node.Enqueue
-			}
-		}
-		fls[i] = nd.FairLock(name, owner, attempt, q, mode, c.cfg.fencing)
-		ls[i] = fls[i]
-		if c.gated() {
-			// The safety options (WithWait, WithRestartDetection) check
-			// fair grants as they check plain ones (safety.go).
-			_, cluster := nd.Client().(*redis.ClusterClient)
-			ls[i] = &gate{c: c, i: i, l: fls[i], cluster: cluster}
-		}
+	return fa.w.Waiter
+}
+
+// mode says what node i does with the waiter's entry.
+func (fa *fairAttempt) mode(i int) node.QueueMode {
+	switch {
+	case fa.w == nil:
+		return node.NoQueue
+	case fa.w.placed[i]:
+		return node.Refresh
+	case fa.w.counted[i]:
+		return node.Place // its entry must be there since the ticket
 	}
-	ml, err := multilock.New(ls,
-		multilock.WithPolicy(c.cfg.policy),
-		multilock.WithDriftFactor(c.cfg.factor),
-		multilock.WithClock(c.cfg.clock),
-		multilock.WithReleaseTimeout(c.cfg.releaseTimeout),
-		multilock.WithTracker(&c.wg),
-		multilock.WithFencing(c.cfg.fencing))
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	actx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
-	_, wait, _, err := f.m.observedAcquire(actx, ml) // observer.go
-	cancel()
-	if w != nil {
-		w.note(fls)
-	}
-	if err != nil {
-		err = withCtxErr(ctx, err)
-		for _, o := range ml.Outcomes() {
-			if o.Granted {
-				// A split vote: some nodes granted. Its rollback does not
-				// wake this waiter (that would spin while another holder
-				// has a majority), so say when to look again: soon, as
-				// the rest is usually a release or a ticket still on its
-				// way to the other nodes.
-				wait = -1
-				break
-			}
-		}
-		return nil, nil, wait, err
-	}
-	return ml, fls, 0, nil
+	return node.Enqueue
 }
 
 // hold marks a granted attempt as the holder: from now on its release
@@ -542,6 +504,11 @@ type fairAnswer struct {
 // passed (so nodes that answer about as fast count too), every node
 // answered, or ctx ended. Calls still running go on in the background,
 // counted in the client's WaitGroup, until their own deadline.
+//
+// Design note: like multilock's fan-out, and unlike the plain ones
+// (internal/fanout, on errgroup), it decides early: a ticket counts once a
+// majority answered, and errgroup's Wait would hold the waiter for a frozen
+// minority's whole deadline.
 func (f *FairMutex) fanOut(ctx context.Context, perNode time.Duration, need int, fn func(ctx context.Context, nd *node.Node) (int64, error)) []fairAnswer {
 	c := f.m.c
 	ch := make(chan fairAnswer, len(c.nodes)) // room for every answer: senders never block

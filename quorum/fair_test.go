@@ -84,9 +84,9 @@ func fairInLine(t *testing.T, c *Client, name string, what string, pred func([]n
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		lines := make([][]node.QueueEntry, len(c.Nodes()))
+		lines := make([][]node.QueueEntry, len(c.nodes))
 		all := true
-		for i, n := range c.Nodes() {
+		for i, n := range c.nodes {
 			q, err := n.Queue(t.Context(), name)
 			if err != nil {
 				t.Fatal(err)
@@ -205,14 +205,14 @@ func TestFairMutexTryLockDoesNotJumpTheLine(t *testing.T) {
 	// ticket and placed it, and is about to try.
 	const waiter = "someone-in-line"
 	var ticket int64
-	for _, n := range c.Nodes() {
+	for _, n := range c.nodes {
 		v, err := n.TakeTicket(ctx, "line", waiter, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ticket = max(ticket, v)
 	}
-	for i, n := range c.Nodes() {
+	for i, n := range c.nodes {
 		l := n.FairLock("line", "o", fmt.Sprint("a", i), node.Waiter{ID: waiter, Ticket: ticket, Timeout: time.Minute}, node.Enqueue, false)
 		if ok, _, _, err := l.Acquire(ctx, time.Second); !ok || err != nil {
 			t.Fatalf("node %d: the waiter in line was not granted: %v %v", i, ok, err)
@@ -255,7 +255,7 @@ func TestFairMutexTryLockDoesNotJumpTheLine(t *testing.T) {
 		})
 	}
 	// The waiter leaves: TryLock is granted.
-	for _, n := range c.Nodes() {
+	for _, n := range c.nodes {
 		if err := n.Leave(ctx, "line", waiter, time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func TestFairMutexWakeChannelsReused(t *testing.T) {
 	rc := servers[0].Client()
 	t.Cleanup(func() { _ = rc.Close() })
 	channels := func() []string {
-		chs, err := rc.PubSubChannels(ctx, c.Nodes()[0].FairKeys("slots").Wake+"*").Result()
+		chs, err := rc.PubSubChannels(ctx, c.nodes[0].FairKeys("slots").Wake+"*").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -651,7 +651,7 @@ func TestFairMutexPartitionedWaiter(t *testing.T) {
 				p.Cut()
 			}
 			// Its entry times out on the nodes it cannot reach.
-			for i, n := range c.Nodes()[:tt.cut] {
+			for i, n := range c.nodes[:tt.cut] {
 				deadline := time.Now().Add(5 * ttl)
 				for {
 					q, err := n.Queue(ctx, "part")

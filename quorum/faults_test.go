@@ -84,7 +84,7 @@ func TestFrozenNodes(t *testing.T) {
 	time.Sleep(ttl + 300*time.Millisecond)
 	for i, s := range servers {
 		rc := s.Client()
-		n, err := rc.Exists(ctx, c.Nodes()[i].Keys("frozen").Lock).Result()
+		n, err := rc.Exists(ctx, c.nodes[i].Keys("frozen").Lock).Result()
 		rc.Close()
 		if err != nil || n != 0 {
 			t.Fatalf("node %d: lock key left behind after TTL (exists=%d, err=%v)", i, n, err)

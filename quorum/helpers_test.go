@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"context"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -48,3 +49,8 @@ func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex
 	}
 	return m
 }
+
+// observerFunc adapts a function to Observer.
+type observerFunc func(ctx context.Context, e Event)
+
+func (f observerFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 	"slices"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 func leftover(t *testing.T, c *Client, name, owner string, ttl time.Duration, nodes ...int) {
 	t.Helper()
 	for _, i := range nodes {
-		ok, _, _, err := c.Nodes()[i].Lock(name, owner, "stale-attempt", true).Acquire(t.Context(), ttl)
+		ok, _, _, err := c.nodes[i].Lock(name, owner, "stale-attempt", true).Acquire(t.Context(), ttl)
 		if !ok || err != nil {
 			t.Fatalf("leftover on node %d: %v %v", i, ok, err)
 		}
@@ -51,26 +52,26 @@ func TestInspectVerdicts(t *testing.T) {
 	leftover(t, c, "jobs/stale1", "ghost", 5*time.Second, 4)
 
 	type want struct {
-		verdict  Verdict
+		verdict  admin.Verdict
 		holders  []string
 		answered int
 	}
-	check := func(t *testing.T, ins Inspection, w want) {
+	check := func(t *testing.T, ins admin.Inspection, w want) {
 		t.Helper()
 		if ins.Verdict != w.verdict || !slices.Equal(ins.Holders, w.holders) || ins.Answered != w.answered || ins.Quorum != 3 || len(ins.Nodes) != 5 {
 			t.Fatalf("%s: verdict %q holders %q answered %d quorum %d, want %q %q %d 3",
 				ins.Name, ins.Verdict, ins.Holders, ins.Answered, ins.Quorum, w.verdict, w.holders, w.answered)
 		}
 		for i, ns := range ins.Nodes {
-			if ns.Node != c.Nodes()[i].Name() {
-				t.Fatalf("node %d named %q, want %q", i, ns.Node, c.Nodes()[i].Name())
+			if ns.Node != c.nodes[i].Name() {
+				t.Fatalf("node %d named %q, want %q", i, ns.Node, c.nodes[i].Name())
 			}
 		}
 	}
 
 	t.Run("all nodes answer", func(t *testing.T) {
-		held, _ := c.Inspect(ctx, "jobs/held")
-		check(t, held, want{HeldByQuorum, []string{"alice"}, 5})
+		held, _ := c.Admin().Inspect(ctx, "jobs/held")
+		check(t, held, want{admin.HeldByQuorum, []string{"alice"}, 5})
 		if held.TTL <= 0 || held.TTL > 5*time.Second || held.Fence < 1 || held.Fence != lease.Token() {
 			t.Fatalf("held: ttl %v fence %d (token %d)", held.TTL, held.Fence, lease.Token())
 		}
@@ -90,8 +91,8 @@ func TestInspectVerdicts(t *testing.T) {
 			t.Fatalf("held on %d nodes", present)
 		}
 
-		stale, _ := c.Inspect(ctx, "jobs/stale")
-		check(t, stale, want{MinorityOnly, nil, 5})
+		stale, _ := c.Admin().Inspect(ctx, "jobs/stale")
+		check(t, stale, want{admin.MinorityOnly, nil, 5})
 		if stale.TTL <= 0 {
 			t.Fatalf("stale: leftovers' TTL %v", stale.TTL)
 		}
@@ -101,21 +102,21 @@ func TestInspectVerdicts(t *testing.T) {
 			}
 		}
 
-		free, _ := c.Inspect(ctx, "jobs/none")
-		check(t, free, want{Free, nil, 5})
+		free, _ := c.Admin().Inspect(ctx, "jobs/none")
+		check(t, free, want{admin.Free, nil, 5})
 		if free.TTL != 0 || free.Forced != nil {
 			t.Fatalf("free: %+v", free)
 		}
 
-		list, err := c.List(ctx, "jobs/*")
+		list, err := c.Admin().List(ctx, "jobs/*")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(list) != 3 || list[0].Name != "jobs/held" || list[0].Verdict != HeldByQuorum ||
-			list[1].Name != "jobs/stale" || list[1].Verdict != MinorityOnly || list[2].Name != "jobs/stale1" || list[2].Verdict != MinorityOnly {
+		if len(list) != 3 || list[0].Name != "jobs/held" || list[0].Verdict != admin.HeldByQuorum ||
+			list[1].Name != "jobs/stale" || list[1].Verdict != admin.MinorityOnly || list[2].Name != "jobs/stale1" || list[2].Verdict != admin.MinorityOnly {
 			t.Fatalf("List: %+v", list)
 		}
-		if l, _ := c.List(ctx, "other/*"); len(l) != 0 {
+		if l, _ := c.Admin().List(ctx, "other/*"); len(l) != 0 {
 			t.Fatalf("List(other/*) = %+v", l)
 		}
 	})
@@ -125,23 +126,23 @@ func TestInspectVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer servers[0].Resume()
-		list, err := c.List(ctx, "")
+		list, err := c.Admin().List(ctx, "")
 		var ne *NodeError
-		if !errors.As(err, &ne) || ne.Node != c.Nodes()[0].Name() {
-			t.Fatalf("List error %v, want a NodeError for %s", err, c.Nodes()[0].Name())
+		if !errors.As(err, &ne) || ne.Node != c.nodes[0].Name() {
+			t.Fatalf("List error %v, want a NodeError for %s", err, c.nodes[0].Name())
 		}
 		if len(list) != 3 {
 			t.Fatalf("List with a node frozen: %+v", list)
 		}
-		check(t, list[0], want{HeldByQuorum, []string{"alice"}, 4})
+		check(t, list[0], want{admin.HeldByQuorum, []string{"alice"}, 4})
 		// ghost holds 2 nodes: with the silent one it could have 3.
-		check(t, list[1], want{Unknown, nil, 4})
-		check(t, list[2], want{MinorityOnly, nil, 4})
+		check(t, list[1], want{admin.Unknown, nil, 4})
+		check(t, list[2], want{admin.MinorityOnly, nil, 4})
 		if list[0].Nodes[0].Err == nil || list[0].Nodes[0].Answered() {
 			t.Fatal("frozen node reported as answering")
 		}
-		free, _ := c.Inspect(ctx, "jobs/none")
-		check(t, free, want{Free, nil, 4})
+		free, _ := c.Admin().Inspect(ctx, "jobs/none")
+		check(t, free, want{admin.Free, nil, 4})
 	})
 
 	t.Run("three nodes do not answer", func(t *testing.T) {
@@ -152,10 +153,10 @@ func TestInspectVerdicts(t *testing.T) {
 		}
 		defer resumeAll(servers)
 		// Two nodes say alice, three are silent: it may be held, or not.
-		held, _ := c.Inspect(ctx, "jobs/held")
-		check(t, held, want{Unknown, nil, 2})
-		free, _ := c.Inspect(ctx, "jobs/none")
-		check(t, free, want{Unknown, nil, 2})
+		held, _ := c.Admin().Inspect(ctx, "jobs/held")
+		check(t, held, want{admin.Unknown, nil, 2})
+		free, _ := c.Admin().Inspect(ctx, "jobs/none")
+		check(t, free, want{admin.Unknown, nil, 2})
 	})
 }
 
@@ -171,19 +172,19 @@ func TestForceUnlockIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ForceUnlock(ctx, "rec", ""); err == nil {
+	if _, err := c.Admin().ForceUnlock(ctx, "rec", ""); err == nil {
 		t.Fatal("ForceUnlock without who does it succeeded")
 	}
 	before := time.Now().Add(-time.Second)
-	n, err := c.ForceUnlock(ctx, "rec", "ops:alice")
+	n, err := c.Admin().ForceUnlock(ctx, "rec", "ops:alice")
 	if err != nil || n != 3 {
 		t.Fatalf("ForceUnlock = %d, %v; want 3 nodes", n, err)
 	}
-	ins, _ := c.Inspect(ctx, "rec")
-	if ins.Verdict != Free || ins.Forced == nil || ins.Forced.By != "ops:alice" || ins.Forced.At.Before(before) || !ins.Forced.Removed || ins.Fence != lease.Token() {
+	ins, _ := c.Admin().Inspect(ctx, "rec")
+	if ins.Verdict != admin.Free || ins.Forced == nil || ins.Forced.By != "ops:alice" || ins.Forced.At.Before(before) || !ins.Forced.Removed || ins.Fence != lease.Token() {
 		t.Fatalf("after force: %+v forced %+v", ins, ins.Forced)
 	}
-	if l, err := c.List(ctx, "*"); err != nil || len(l) != 0 {
+	if l, err := c.Admin().List(ctx, "*"); err != nil || len(l) != 0 {
 		t.Fatalf("List after force: %+v %v", l, err)
 	}
 	if err := lease.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
@@ -214,9 +215,9 @@ func TestForceUnlockWakesWaiter(t *testing.T) {
 		got <- err
 	}()
 	// Wait until the waiter listens on every node.
-	channel := waiter.Nodes()[0].Keys("wake").Channel
+	channel := waiter.nodes[0].Keys("wake").Channel
 	deadline := time.Now().Add(5 * time.Second)
-	for _, nd := range waiter.Nodes() {
+	for _, nd := range waiter.nodes {
 		for nd.Client().PubSubNumSub(ctx, channel).Val()[channel] < 1 {
 			if time.Now().After(deadline) {
 				t.Fatal("waiter never subscribed")
@@ -226,7 +227,7 @@ func TestForceUnlockWakesWaiter(t *testing.T) {
 	}
 	time.Sleep(20 * time.Millisecond) // its post-subscription try is done
 	start := time.Now()
-	if _, err := holder.ForceUnlock(ctx, "wake", "ops"); err != nil {
+	if _, err := holder.Admin().ForceUnlock(ctx, "wake", "ops"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -244,50 +245,9 @@ func TestForceUnlockWakesWaiter(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiter not woken by the force-unlock")
 	}
-	ins, _ := holder.Inspect(ctx, "wake")
-	if ins.Verdict != HeldByQuorum || !slices.Equal(ins.Holders, []string{"bob"}) || ins.Forced == nil || ins.Forced.By != "ops" {
+	ins, _ := holder.Admin().Inspect(ctx, "wake")
+	if ins.Verdict != admin.HeldByQuorum || !slices.Equal(ins.Holders, []string{"bob"}) || ins.Forced == nil || ins.Forced.By != "ops" {
 		t.Fatalf("after hand-over: %+v forced %+v", ins, ins.Forced)
-	}
-}
-
-func TestConclude(t *testing.T) {
-	down := errors.New("no answer")
-	held := func(owners ...string) NodeState {
-		s := NodeState{}
-		s.Present = true
-		s.TTL = time.Second
-		s.Holders = map[string]int64{}
-		for _, o := range owners {
-			s.Holders[o] = 1
-		}
-		return s
-	}
-	free := NodeState{}
-	silent := NodeState{Err: down}
-	tests := []struct {
-		name    string
-		nodes   []NodeState
-		verdict Verdict
-		holders []string
-	}{
-		{"all free", []NodeState{free, free, free}, Free, nil},
-		{"quorum", []NodeState{held("a"), held("a"), free}, HeldByQuorum, []string{"a"}},
-		{"quorum with one silent", []NodeState{held("a"), held("a"), silent}, HeldByQuorum, []string{"a"}},
-		{"readers share", []NodeState{held("r1", "r2"), held("r1", "r2"), held("r1")}, HeldByQuorum, []string{"r1", "r2"}},
-		{"minority", []NodeState{held("a"), free, free}, MinorityOnly, nil},
-		{"split vote", []NodeState{held("a"), held("b"), free, free, free}, MinorityOnly, nil},
-		{"minority could be quorum", []NodeState{held("a"), silent, free}, Unknown, nil},
-		{"free with too many silent", []NodeState{free, silent, silent}, Unknown, nil},
-		{"free with one silent", []NodeState{free, free, silent}, Free, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			q := len(tt.nodes)/2 + 1
-			ins := conclude("x", q, tt.nodes)
-			if ins.Verdict != tt.verdict || !slices.Equal(ins.Holders, tt.holders) {
-				t.Fatalf("verdict %q holders %q, want %q %q", ins.Verdict, ins.Holders, tt.verdict, tt.holders)
-			}
-		})
 	}
 }
 
@@ -317,21 +277,21 @@ func TestForceUnlockKeepsNewGrants(t *testing.T) {
 			}
 			got <- l
 		}()
-		channel := ops.Nodes()[0].Keys(name).Channel
-		for _, nd := range ops.Nodes() {
+		channel := ops.nodes[0].Keys(name).Channel
+		for _, nd := range ops.nodes {
 			for nd.Client().PubSubNumSub(ctx, channel).Val()[channel] < 1 {
 				time.Sleep(2 * time.Millisecond)
 			}
 		}
-		if _, err := ops.ForceUnlock(ctx, name, "ops"); err != nil {
+		if _, err := ops.Admin().ForceUnlock(ctx, name, "ops"); err != nil {
 			t.Fatal(err)
 		}
 		l := <-got
 		if l == nil {
 			t.FailNow()
 		}
-		ins, _ := ops.Inspect(ctx, name)
-		if ins.Verdict != HeldByQuorum || !slices.Equal(ins.Holders, []string{"bob"}) {
+		ins, _ := ops.Admin().Inspect(ctx, name)
+		if ins.Verdict != admin.HeldByQuorum || !slices.Equal(ins.Holders, []string{"bob"}) {
 			for _, ns := range ins.Nodes {
 				t.Logf("%s: present %v, holders %v", ns.Node, ns.Present, ns.Holders)
 			}

@@ -111,7 +111,7 @@ func TestKinds(t *testing.T) {
 		{"reentrant", kindReentrant},
 		{"fencing", kindFencing},
 		{"watchdog-and-loss", kindWatchdog},
-		{"multilock", kindMultiLock},
+		{"multilock", kindMutexAll},
 		{"hash-slot", kindHashSlot},
 		{"identity", kindIdentity},
 	}
@@ -205,7 +205,7 @@ func kindReentrant(t *testing.T, k kindNodes) {
 	if err != nil {
 		t.Fatalf("reentrant TryLock: %v", err)
 	}
-	for i, n := range c.Nodes() {
+	for i, n := range c.nodes {
 		st, err := n.Inspect(ctx, "kind/re")
 		if err != nil || st.Holders["worker-a"] != 2 {
 			t.Fatalf("node %d: holders %v (%v), want worker-a twice", i, st.Holders, err)
@@ -273,7 +273,7 @@ func kindWatchdog(t *testing.T, k kindNodes) {
 	c := newClient(t, k.clients, WithTTL(ttl))
 	ctx := t.Context()
 	l := holdPastTTL(t, mustMutex(t, c, "kind/wd"), ttl)
-	if _, err := c.ForceUnlock(ctx, "kind/wd", "kinds test"); err != nil {
+	if _, err := c.Admin().ForceUnlock(ctx, "kind/wd", "kinds test"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -287,10 +287,10 @@ func kindWatchdog(t *testing.T, k kindNodes) {
 	_ = l.Unlock(ctx)
 }
 
-func kindMultiLock(t *testing.T, k kindNodes) {
+func kindMutexAll(t *testing.T, k kindNodes) {
 	c := newClient(t, k.clients)
 	ctx := t.Context()
-	both, err := c.MultiLock([]string{"kind/acct/1", "kind/acct/2"})
+	both, err := c.MutexAll([]string{"kind/acct/1", "kind/acct/2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func kindMultiLock(t *testing.T, k kindNodes) {
 		t.Fatal(err)
 	}
 	if _, err := both.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
-		t.Fatalf("MultiLock got both while one was held: %v", err)
+		t.Fatalf("MutexAll got both while one was held: %v", err)
 	}
 	_ = hold.Unlock(ctx)
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -310,7 +310,7 @@ func kindMultiLock(t *testing.T, k kindNodes) {
 		t.Fatal(err)
 	}
 	if _, err := one.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
-		t.Fatalf("member free while the MultiLock holds it: %v", err)
+		t.Fatalf("member free while the MutexAll holds it: %v", err)
 	}
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -332,7 +332,7 @@ func kindHashSlot(t *testing.T, k kindNodes) {
 		return
 	}
 	for i, cl := range k.clusters {
-		keys := c.Nodes()[i].Keys(name)
+		keys := c.nodes[i].Keys(name)
 		slot, err := cl.Slot(ctx, keys.Lock)
 		if err != nil {
 			t.Fatal(err)
@@ -367,11 +367,11 @@ func kindIdentity(t *testing.T, k kindNodes) {
 	}
 	names := map[string]bool{}
 	c2 := newClient(t, k.clients)
-	for _, n := range c2.Nodes() {
+	for _, n := range c2.nodes {
 		names[n.Name()] = true
 	}
 	if len(names) != len(k.clients) {
 		t.Fatalf("node names %v are not distinct", names)
 	}
-	t.Logf("node names: %v", fmt.Sprint(c2.Nodes()))
+	t.Logf("node names: %v", fmt.Sprint(c2.nodes))
 }

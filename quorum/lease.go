@@ -13,7 +13,7 @@ import (
 
 func driftCheck(ttl time.Duration, factor float64) error {
 	if err := drift.Check(ttl, factor); err != nil {
-		return fmt.Errorf("quorum: bad lease time: %w", err)
+		return fmt.Errorf("%w (WithLeaseTime)", err)
 	}
 	return nil
 }

@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-func TestMultiLockOfResources(t *testing.T) {
+func TestMutexAllOfResources(t *testing.T) {
 	_, clients := cluster(t, 3)
 	c := newClient(t, clients)
 	ctx := t.Context()
-	both, err := c.MultiLock([]string{"acct/1", "acct/2"})
+	both, err := c.MutexAll([]string{"acct/1", "acct/2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestMultiLockOfResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := both.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
-		t.Fatalf("MultiLock got both while acct/2 was held: %v", err)
+		t.Fatalf("MutexAll got both while acct/2 was held: %v", err)
 	}
 	// The failed attempt gave acct/1 back (sub-locks still in flight when the
 	// outcome was decided are given back as they answer: well before the
@@ -32,7 +32,7 @@ func TestMultiLockOfResources(t *testing.T) {
 	defer cancel()
 	l1, err := first.Lock(wctx)
 	if err != nil {
-		t.Fatalf("acct/1 not free after a failed MultiLock attempt: %v", err)
+		t.Fatalf("acct/1 not free after a failed MutexAll attempt: %v", err)
 	}
 	_ = l1.Unlock(ctx)
 	_ = hold.Unlock(ctx)
@@ -41,13 +41,13 @@ func TestMultiLockOfResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := first.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
-		t.Fatalf("acct/1 free while the MultiLock holds it: %v", err)
+		t.Fatalf("acct/1 free while the MutexAll holds it: %v", err)
 	}
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if l2, err := one.TryLock(ctx); err != nil {
-		t.Fatalf("acct/2 not free after MultiLock unlock: %v", err)
+		t.Fatalf("acct/2 not free after MutexAll unlock: %v", err)
 	} else {
 		_ = l2.Unlock(ctx)
 	}

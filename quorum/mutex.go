@@ -47,11 +47,12 @@ func (c *Client) Mutex(name string, opts ...MutexOption) (*Mutex, error) {
 	return c.newMutex([]string{name}, opts)
 }
 
-// MultiLock returns one lock over several resource names: an acquisition
-// holds all of them (each on the client's quorum) or none.
-func (c *Client) MultiLock(names []string, opts ...MutexOption) (*Mutex, error) {
+// MutexAll returns one lock over several resource names: an acquisition
+// holds all of them (each on the client's quorum) or none. (It is not the
+// MultiLock policy, All, which asks every node for one name.)
+func (c *Client) MutexAll(names []string, opts ...MutexOption) (*Mutex, error) {
 	if len(names) == 0 {
-		return nil, errors.New("quorum: MultiLock needs at least one name")
+		return nil, errors.New("quorumlock: MutexAll needs at least one name")
 	}
 	return c.newMutex(names, opts)
 }
@@ -64,18 +65,18 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	seen := map[string]bool{}
 	for _, n := range m.names {
 		if n == "" {
-			return nil, errors.New("quorum: empty lock name")
+			return nil, errors.New("quorumlock: empty lock name")
 		}
 		if seen[n] {
-			return nil, fmt.Errorf("quorum: lock name %q given twice", n)
+			return nil, fmt.Errorf("quorumlock: lock name %q given twice", n)
 		}
 		seen[n] = true
 	}
 	if strings.ContainsRune(m.cfg.owner, 0) {
-		return nil, errors.New("quorum: owner must not contain a NUL byte")
+		return nil, errors.New("quorumlock: owner must not contain a NUL byte")
 	}
 	if m.cfg.leaseTime < 0 {
-		return nil, fmt.Errorf("quorum: negative lease time %v", m.cfg.leaseTime)
+		return nil, fmt.Errorf("quorumlock: negative lease time %v", m.cfg.leaseTime)
 	}
 	if m.cfg.leaseTime > 0 {
 		if err := driftCheck(m.cfg.leaseTime, c.cfg.factor); err != nil {
@@ -92,7 +93,7 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	return m, nil
 }
 
-// Name is the lock's name (names joined by "," for a MultiLock).
+// Name is the lock's name (names joined by "," for a MutexAll).
 func (m *Mutex) Name() string { return strings.Join(m.names, ",") }
 
 func (m *Mutex) ttl() time.Duration {
@@ -109,16 +110,18 @@ func (m *Mutex) owner() string {
 	return m.c.next()
 }
 
-// build makes the sub-lock tree of one attempt: one multilock over the nodes
-// per name; for several names, an All multilock over those.
-func (m *Mutex) build(owner string) (*multilock.MultiLock, error) {
+// build makes the sub-lock tree of one attempt, for every kind of lock:
+// one multilock over the nodes per name (node i's share from nodeLock, by
+// the lock's kind, behind the safety gate); for several names, an All
+// multilock over those. fa is a FairMutex's attempt (nil for the others).
+func (m *Mutex) build(owner string, fa *fairAttempt) (*multilock.MultiLock, error) {
 	c := m.c
 	attempt := c.next()
 	c.mlOptsOnce.Do(c.buildMLOpts)
 	perName := func(j int) (*multilock.MultiLock, error) {
 		ls := make([]multilock.Locker, len(c.nodes))
-		for i, n := range c.nodes {
-			ls[i] = m.sublock(i, n, j, owner, attempt, c.cfg.fencing) // safety.go
+		for i := range c.nodes {
+			ls[i] = m.nodeLock(i, j, owner, attempt, fa)
 		}
 		return multilock.New(ls, c.mlOpts...)
 	}
@@ -134,6 +137,30 @@ func (m *Mutex) build(owner string) (*multilock.MultiLock, error) {
 		subs[i] = s
 	}
 	return multilock.New(subs, c.mlOptsAll...)
+}
+
+// nodeLock is node i's share of name j in one attempt: a plain node lock, a
+// read or write share of a read-write lock, or a fair lock's (fa not nil),
+// behind the safety gate when a safety option is on (safety.go).
+func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt) multilock.Locker {
+	c := m.c
+	n := c.nodes[i]
+	var l checkedLocker
+	switch {
+	case fa != nil:
+		fl := n.FairLock(m.names[j], owner, attempt, fa.waiter(), fa.mode(i), c.cfg.fencing)
+		fa.fls[i] = fl
+		l = fl
+	case m.rw != rwNone:
+		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
+	default:
+		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing)
+		if !c.gated() {
+			return nl
+		}
+		l = nl
+	}
+	return c.gateLock(i, l)
 }
 
 // buildMLOpts makes the multilock options once per client: they only depend
@@ -153,14 +180,16 @@ func (c *Client) buildMLOpts() {
 	c.mlOptsAll = append(base[:len(base):len(base)], multilock.WithPolicy(All))
 }
 
-// try makes one attempt bounded by the attempt timeout. After a failure,
-// wait is the holders' shortest remaining claim (0 when unknown), or -1
-// when some nodes granted.
-func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, time.Duration, error) {
+// try makes one attempt bounded by the attempt timeout; Mutex, RWMutex and
+// FairMutex all attempt through it. fa is a FairMutex's attempt (nil for
+// the others): its node locks are kept in fa, and its waiter learns where
+// its entry is. After a failure, wait is the holders' shortest remaining
+// claim (0 when unknown), or -1 when some nodes granted.
+func (m *Mutex) try(ctx context.Context, owner string, fa *fairAttempt) (*multilock.MultiLock, time.Duration, error) {
 	if m.c.closed.Load() {
 		return nil, 0, errors.Join(ErrNotObtained, ErrClosed)
 	}
-	ml, err := m.build(owner)
+	ml, err := m.build(owner, fa)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -175,13 +204,17 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 		defer cancel()
 	}
 	_, wait, _, err := m.observedAcquire(actx, ml) // observer.go
+	if fa != nil && fa.w != nil {
+		fa.w.note(fa.fls)
+	}
 	if err != nil {
 		err = withCtxErr(ctx, err)
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// Some nodes granted, too few: a split vote between
-				// contenders, or another owner keeps a quorum. wait -1
-				// tells Lock to back off (see there).
+				// contenders, or another owner keeps a quorum. Its
+				// rollback wakes no waiter (multilock.Rollbacker), so
+				// wait -1 tells Lock to back off and look again soon.
 				wait = -1
 				break
 			}
@@ -222,7 +255,7 @@ func splitBackoff() time.Duration {
 func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
 	owner := m.owner()
-	ml, _, err := m.try(ctx, owner)
+	ml, _, err := m.try(ctx, owner, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +283,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		}
 	}()
 	for {
-		ml, wait, err := m.try(ctx, owner)
+		ml, wait, err := m.try(ctx, owner, nil)
 		if err == nil {
 			won = true
 			return m.newLease(ml, owner)

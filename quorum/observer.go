@@ -64,7 +64,7 @@ const (
 // fields are set depends on Op.
 type Event struct {
 	Op Op
-	// Name is the lock's name (names joined by "," for a MultiLock).
+	// Name is the lock's name (names joined by "," for a MutexAll).
 	Name string
 	// Outcome is one of the Outcome… labels.
 	Outcome string
@@ -79,7 +79,7 @@ type Event struct {
 	// owner holds the lock.
 	Contended bool
 	// Votes (OpAttempt): each node's answer, as far as known at the
-	// decision (for a MultiLock of several names, one entry per name).
+	// decision (for a MutexAll of several names, one entry per name).
 	Votes []Vote
 	// Held (OpRelease, OpLost): time since the lease was obtained.
 	Held time.Duration
@@ -104,12 +104,6 @@ type Event struct {
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
-
-// ObserverFunc adapts a function to Observer.
-type ObserverFunc func(ctx context.Context, e Event)
-
-// Observe calls f.
-func (f ObserverFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
 
 // observers calls several observers in order.
 type observers []Observer

@@ -126,7 +126,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 
 	// Lost: the lock is removed under the holder; its next renewal finds a
 	// quorum saying it is not held.
-	if _, err := c.ForceUnlock(ctx, "observed", "test"); err != nil {
+	if _, err := c.Admin().ForceUnlock(ctx, "observed", "test"); err != nil {
 		t.Fatal(err)
 	}
 	lost := rec.waitFor(t, OpLost, 5*ttl)
@@ -217,7 +217,7 @@ func TestWithLogger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ForceUnlock(ctx, "logged", "test"); err != nil {
+	if _, err := c.Admin().ForceUnlock(ctx, "logged", "test"); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor(t, OpLost, 3*time.Second)
@@ -247,7 +247,7 @@ func BenchmarkObserver(b *testing.B) {
 		opts []Option
 	}{
 		{"none", nil},
-		{"noop", []Option{WithObserver(ObserverFunc(func(context.Context, Event) {}))}},
+		{"noop", []Option{WithObserver(observerFunc(func(context.Context, Event) {}))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			// A generous attempt budget: the machine is shared, and a

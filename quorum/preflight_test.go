@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,8 +17,8 @@ import (
 
 // findingAbout returns the findings of severity sev that name addr and
 // contain text.
-func findingAbout(r *CheckReport, sev Severity, addr, text string) []Finding {
-	var out []Finding
+func findingAbout(r *admin.Report, sev admin.Severity, addr, text string) []admin.Finding {
+	var out []admin.Finding
 	for _, f := range r.Findings {
 		if f.Severity == sev && (addr == "" || slices.Contains(f.Nodes, addr)) && strings.Contains(f.Message, text) {
 			out = append(out, f)
@@ -48,12 +49,12 @@ func TestPreflight(t *testing.T) {
 		}
 		// Servers just started are younger than a TTL: a notice only.
 		c := newClient(t, cs, WithFencing(), WithTTL(time.Second))
-		r, err := c.Check(ctx, "orders")
+		r, err := c.Admin().Check(ctx, "orders")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("\n%s", r)
-		if r.Worst() >= Warning || len(r.Servers) != 3 {
+		if r.Worst() >= admin.Warning || len(r.Servers) != 3 {
 			t.Fatalf("a clean setup has findings at warning or worse:\n%s", r)
 		}
 	})
@@ -62,47 +63,47 @@ func TestPreflight(t *testing.T) {
 	bad := []redis.UniversalClient{client(plain.Addr()), client(dup), client(lru.Addr()), client(replica.Addr()), client(good[1].Addr())}
 	t.Run("bad", func(t *testing.T) {
 		c := newClient(t, bad)
-		r, err := c.Check(ctx)
+		r, err := c.Admin().Check(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("\n%s", r)
 		checks := []struct {
-			sev        Severity
+			sev        admin.Severity
 			addr, text string
 		}{
-			{Problem, dup, "the same server"},
-			{Problem, plain.Addr(), "the same server"},
-			{Problem, replica.Addr(), "is a replica"},
-			{Problem, lru.Addr(), "maxmemory-policy allkeys-lru"},
-			{Warning, plain.Addr(), "persistence off"},
-			{Notice, good[1].Addr(), "persistence"}, // appendfsync always: nothing
+			{admin.Problem, dup, "the same server"},
+			{admin.Problem, plain.Addr(), "the same server"},
+			{admin.Problem, replica.Addr(), "is a replica"},
+			{admin.Problem, lru.Addr(), "maxmemory-policy allkeys-lru"},
+			{admin.Warning, plain.Addr(), "persistence off"},
+			{admin.Notice, good[1].Addr(), "persistence"}, // appendfsync always: nothing
 		}
 		for _, ch := range checks {
 			got := findingAbout(r, ch.sev, ch.addr, ch.text)
-			want := ch.text != "persistence" || ch.sev != Notice
+			want := ch.text != "persistence" || ch.sev != admin.Notice
 			if (len(got) > 0) != want {
 				t.Errorf("%s %q about %s: found %v, want %v", ch.sev, ch.text, ch.addr, got, want)
 			}
 		}
-		if r.Findings[0].Severity != Problem {
+		if r.Findings[0].Severity != admin.Problem {
 			t.Errorf("findings not worst first: %v", r.Findings[0])
 		}
 	})
 
 	t.Run("New refuses", func(t *testing.T) {
-		_, err := New(bad, WithPreflight(Problem))
-		var pe *PreflightError
-		if !errors.Is(err, ErrPreflight) || !errors.As(err, &pe) || pe.Report.Count(Problem) < 3 {
+		_, err := New(bad, WithPreflight(admin.Problem))
+		var pe *admin.PreflightError
+		if !errors.Is(err, admin.ErrPreflight) || !errors.As(err, &pe) || pe.Report.Count(admin.Problem) < 3 {
 			t.Fatalf("New with WithPreflight(Problem) on a bad setup: %v", err)
 		}
 		t.Logf("%v", err)
 		// Warning refuses a node without persistence too.
-		_, err = New([]redis.UniversalClient{client(plain.Addr()), client(good[1].Addr()), client(good[2].Addr())}, WithPreflight(Warning))
-		if !errors.Is(err, ErrPreflight) {
+		_, err = New([]redis.UniversalClient{client(plain.Addr()), client(good[1].Addr()), client(good[2].Addr())}, WithPreflight(admin.Warning))
+		if !errors.Is(err, admin.ErrPreflight) {
 			t.Fatalf("WithPreflight(Warning) with persistence off on a node: %v", err)
 		}
-		c, err := New([]redis.UniversalClient{client(plain.Addr()), client(good[1].Addr()), client(good[2].Addr())}, WithPreflight(Problem))
+		c, err := New([]redis.UniversalClient{client(plain.Addr()), client(good[1].Addr()), client(good[2].Addr())}, WithPreflight(admin.Problem))
 		if err != nil {
 			t.Fatalf("WithPreflight(Problem) refused warnings only: %v", err)
 		}
@@ -112,12 +113,12 @@ func TestPreflight(t *testing.T) {
 	t.Run("WAIT replicas", func(t *testing.T) {
 		c := newClient(t, []redis.UniversalClient{client(good[0].Addr()), client(good[1].Addr()), client(good[2].Addr())},
 			WithWait(1, 10*time.Millisecond))
-		r, err := c.Check(ctx)
+		r, err := c.Admin().Check(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// good[0] has the replica; the others have none and never vote.
-		if len(findingAbout(r, Problem, good[1].Addr(), "never votes")) != 1 || len(findingAbout(r, Problem, good[0].Addr(), "never votes")) != 0 {
+		if len(findingAbout(r, admin.Problem, good[1].Addr(), "never votes")) != 1 || len(findingAbout(r, admin.Problem, good[0].Addr(), "never votes")) != 0 {
 			t.Fatalf("WithWait(1) findings:\n%s", r)
 		}
 	})
@@ -137,7 +138,7 @@ func TestPreflightCluster(t *testing.T) {
 		nodes = append(nodes, c)
 	}
 	c := newClient(t, nodes)
-	r, err := c.Check(t.Context(), "orders", "users/7")
+	r, err := c.Admin().Check(t.Context(), "orders", "users/7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestPreflightCluster(t *testing.T) {
 			t.Fatalf("placement %+v: slot of the hash tag is %d (%v)", p, slot, err)
 		}
 	}
-	if len(findingAbout(r, Problem, "", "")) != 0 {
+	if len(findingAbout(r, admin.Problem, "", "")) != 0 {
 		t.Fatalf("problems on a healthy cluster:\n%s", r)
 	}
 
@@ -172,7 +173,7 @@ func TestPreflightCluster(t *testing.T) {
 		t.Fatalf("Lock with restart detection on a Cluster node: %v", err)
 	}
 	defer l.Unlock(ctx)
-	if st, err := c.Nodes()[0].Inspect(ctx, "orders"); err != nil || !st.Present {
+	if st, err := c.nodes[0].Inspect(ctx, "orders"); err != nil || !st.Present {
 		t.Fatalf("the Cluster node does not hold the lock: %+v %v\n%s", st, err, l.Report())
 	}
 }

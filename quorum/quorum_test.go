@@ -203,7 +203,7 @@ func TestReentrancyCounts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reentrant TryLock by the same owner: %v", err)
 	}
-	st, err := c.Nodes()[0].Inspect(ctx, "re")
+	st, err := c.nodes[0].Inspect(ctx, "re")
 	if err != nil || st.Holders["worker-a"] != 2 {
 		t.Fatalf("hold count on node 0 = %v (%v), want 2", st.Holders, err)
 	}
@@ -226,7 +226,7 @@ func TestReentrancyCounts(t *testing.T) {
 	_ = lb.Unlock(ctx)
 	for i, s := range servers {
 		rc := s.Client()
-		n, _ := rc.Exists(ctx, c.Nodes()[i].Keys("re").Lock).Result()
+		n, _ := rc.Exists(ctx, c.nodes[i].Keys("re").Lock).Result()
 		rc.Close()
 		if n != 0 {
 			t.Fatalf("lock key left on node %d", i)
@@ -258,7 +258,7 @@ func TestNonOwnerCannotUnlockOrExtend(t *testing.T) {
 	for cur == nil {
 		cur, err = m.TryLock(ctx)
 		if err != nil && time.Now().After(deadline) {
-			ins, _ := c.Inspect(ctx, "own") // who holds it, for how long (a rare CI failure)
+			ins, _ := c.Admin().Inspect(ctx, "own") // who holds it, for how long (a rare CI failure)
 			t.Fatalf("lock not free after expiry: %v\n%+v", err, ins)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -375,10 +375,10 @@ func TestNewRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := c.MultiLock([]string{"a", "a"}); err == nil {
-		t.Fatal("MultiLock accepted a name twice")
+	if _, err := c.MutexAll([]string{"a", "a"}); err == nil {
+		t.Fatal("MutexAll accepted a name twice")
 	}
-	if _, err := c.MultiLock(nil); err == nil {
-		t.Fatal("MultiLock accepted no names")
+	if _, err := c.MutexAll(nil); err == nil {
+		t.Fatal("MutexAll accepted no names")
 	}
 }

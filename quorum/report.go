@@ -17,8 +17,8 @@ type Vote struct {
 	Answered bool
 	RTT      time.Duration
 	// Err is the node's error, nil for a grant or a plain refusal. A grant
-	// the safety gate did not count is an error too: *WaitError (WAIT not
-	// acknowledged), *RestartError (restarted or young node).
+	// the safety gate did not count is an error too, wrapping ErrNotReplicated
+	// (WAIT not acknowledged) or ErrNodeRestarted (restarted or young node).
 	Err error
 	// Reason says in words why the node did or did not vote.
 	Reason string
@@ -35,7 +35,7 @@ type Report struct {
 	Token    int64
 }
 
-// Report describes how the lease was obtained (for a MultiLock of several
+// Report describes how the lease was obtained (for a MutexAll of several
 // names, the votes are the members').
 func (l *Lease) Report() Report {
 	r := Report{Name: l.Name(), Elapsed: l.ml.Elapsed(), Drift: drift.Allowance(l.ttl, l.m.c.cfg.factor), Token: l.Token()}

@@ -12,9 +12,9 @@ import (
 // been up for less than the restart delay), so it does not vote yet.
 var ErrNodeRestarted = errors.New("quorumlock: node restarted recently")
 
-// RestartError is why a node did not vote under WithRestartDetection. It
+// restartError is why a node did not vote under WithRestartDetection. It
 // unwraps to ErrNodeRestarted.
-type RestartError struct {
+type restartError struct {
 	// RunID is the node's current run_id; PrevRunID the one seen before it,
 	// when the run_id changed ("" for a node that is only young).
 	RunID, PrevRunID string
@@ -26,7 +26,7 @@ type RestartError struct {
 	Left time.Duration
 }
 
-func (e *RestartError) Error() string {
+func (e *restartError) Error() string {
 	left := e.Left.Round(time.Millisecond)
 	if e.PrevRunID != "" {
 		return fmt.Sprintf("restarted (run_id %.8s… was %.8s…), up %v: no vote for %v more (restart delay %v)", e.RunID, e.PrevRunID, e.Uptime, left, e.Delay)
@@ -34,7 +34,7 @@ func (e *RestartError) Error() string {
 	return fmt.Sprintf("up only %v, less than the restart delay %v: no vote for %v more", e.Uptime, e.Delay, left)
 }
 
-func (e *RestartError) Unwrap() error { return ErrNodeRestarted }
+func (e *restartError) Unwrap() error { return ErrNodeRestarted }
 
 // WithRestartDetection makes the client enforce a delayed restart (the
 // RedLock paper's remedy for nodes that lose their keys in a crash): a node
@@ -102,7 +102,7 @@ func (s *restartState) delay() time.Duration {
 	return time.Duration(s.maxTTL.Load())
 }
 
-// pending returns a *RestartError when node i (not a Cluster) is known to
+// pending returns a *restartError when node i (not a Cluster) is known to
 // sit out at now.
 func (s *restartState) pending(i int, now time.Time) error {
 	s.mu.Lock()
@@ -111,11 +111,11 @@ func (s *restartState) pending(i int, now time.Time) error {
 	if l == nil || !now.Before(l.votesAt) {
 		return nil
 	}
-	return &RestartError{RunID: l.runID, PrevRunID: l.prev, Uptime: l.uptime, Delay: s.delay(), Left: l.votesAt.Sub(now)}
+	return &restartError{RunID: l.runID, PrevRunID: l.prev, Uptime: l.uptime, Delay: s.delay(), Left: l.votesAt.Sub(now)}
 }
 
 // observe records what node i (server on a Cluster) said at now and returns
-// a *RestartError when it must not vote.
+// a *restartError when it must not vote.
 func (s *restartState) observe(i int, server string, now time.Time, runID string, uptime time.Duration) error {
 	if runID == "" {
 		return fmt.Errorf("%w: the node did not report a run_id (INFO server); restart detection cannot vouch for it", ErrNodeRestarted)
@@ -139,7 +139,7 @@ func (s *restartState) observe(i int, server string, now time.Time, runID string
 // is seen (the restart happened at most then; a failover to a long-running
 // replica also changes it); a node up for less than delay sits out until it
 // has been up that long.
-func (l *nodeLife) observe(now time.Time, runID string, uptime, delay time.Duration) *RestartError {
+func (l *nodeLife) observe(now time.Time, runID string, uptime, delay time.Duration) *restartError {
 	later := func(t time.Time) {
 		if t.After(l.votesAt) {
 			l.votesAt = t
@@ -154,7 +154,7 @@ func (l *nodeLife) observe(now time.Time, runID string, uptime, delay time.Durat
 		later(now.Add(delay - uptime))
 	}
 	if now.Before(l.votesAt) {
-		return &RestartError{RunID: runID, PrevRunID: l.prev, Uptime: uptime, Delay: delay, Left: l.votesAt.Sub(now)}
+		return &restartError{RunID: runID, PrevRunID: l.prev, Uptime: uptime, Delay: delay, Left: l.votesAt.Sub(now)}
 	}
 	l.prev = ""
 	return nil

@@ -101,7 +101,7 @@ func TestRestartDetection(t *testing.T) {
 	var blockers []interface {
 		Release(context.Context) (bool, error)
 	}
-	for _, n := range holder.Nodes()[3:] {
+	for _, n := range holder.nodes[3:] {
 		b := n.Lock("res", "blocker", "blocker-attempt", false)
 		if ok, _, _, err := b.Acquire(ctx, ttl); !ok || err != nil {
 			t.Fatalf("blocker: %v %v", ok, err)
@@ -122,13 +122,13 @@ func TestRestartDetection(t *testing.T) {
 	if err := servers[2].Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	restarted := holder.Nodes()[2].Name()
+	restarted := holder.nodes[2].Name()
 
 	// With restart detection: node 2 does not vote, and says why.
 	_, err = mustMutex(t, detecting, "res", WithLeaseTime(ttl)).TryLock(ctx)
-	var re *RestartError
+	var re *restartError
 	if !errors.Is(err, ErrNotObtained) || !errors.As(err, &re) || !strings.Contains(err.Error(), restarted) {
-		t.Fatalf("TryLock through the restarted node with restart detection: %v, want ErrNotObtained with a *RestartError of %s", err, restarted)
+		t.Fatalf("TryLock through the restarted node with restart detection: %v, want ErrNotObtained with a *restartError of %s", err, restarted)
 	}
 	if re.PrevRunID == "" || re.PrevRunID == re.RunID || re.Left <= 0 {
 		t.Fatalf("restart error %+v: want the old and new run_id and the time left", re)

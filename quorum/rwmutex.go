@@ -53,9 +53,6 @@ func (c *Client) RWMutex(name string, opts ...MutexOption) (*RWMutex, error) {
 	return &RWMutex{r: r, w: w}, nil
 }
 
-// Name is the lock's name.
-func (rw *RWMutex) Name() string { return rw.w.Name() }
-
 // Lock waits for the write lock (see Mutex.Lock).
 func (rw *RWMutex) Lock(ctx context.Context) (*Lease, error) { return rw.w.Lock(ctx) }
 
@@ -67,9 +64,3 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Lease, error) { return rw.r.Lock
 
 // TryRLock tries once for a read lock (see Mutex.TryLock).
 func (rw *RWMutex) TryRLock(ctx context.Context) (*Lease, error) { return rw.r.TryLock(ctx) }
-
-// Reader is the read side as a Mutex, for code written against Mutex.
-func (rw *RWMutex) Reader() *Mutex { return rw.r }
-
-// Writer is the write side as a Mutex.
-func (rw *RWMutex) Writer() *Mutex { return rw.w }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // safetyConfig holds the safety options (WithWait, WithRestartDetection,
@@ -24,7 +25,17 @@ type safetyConfig struct {
 	restartDelay time.Duration // 0: the largest TTL in use
 
 	preflight       bool
-	preflightRefuse Severity
+	preflightRefuse admin.Severity
+}
+
+// WithPreflight makes New run the preflight check (admin.Tools.Check,
+// bounded by admin.PreflightTimeout) and refuse the setup with an
+// *admin.PreflightError when a finding is at refuse or worse
+// (admin.Problem: a node counted twice, a replica given as a node,
+// evictable lock keys; admin.Warning also refuses nodes without
+// persistence). Default off.
+func WithPreflight(refuse admin.Severity) Option {
+	return func(c *config) { c.safety.preflight, c.safety.preflightRefuse = true, refuse }
 }
 
 // safetyState is the per-client state the safety options keep.
@@ -37,28 +48,28 @@ type safetyState struct {
 func (c *Client) initSafety() error {
 	s := &c.cfg.safety
 	if s.wait && s.waitReplicas < 1 {
-		return fmt.Errorf("quorum: WithWait needs a replica count of at least 1, got %d", s.waitReplicas)
+		return fmt.Errorf("quorumlock: WithWait needs a replica count of at least 1, got %d", s.waitReplicas)
 	}
 	if s.wait {
 		budget := c.cfg.policy.LockWaitTime(c.cfg.attemptTimeout, len(c.nodes))
 		if s.waitTimeout <= 0 || s.waitTimeout >= budget {
-			return fmt.Errorf("quorum: WithWait timeout %v must be positive and below the per-node budget %v (the attempt timeout %v shared by the policy over %d nodes); raise WithAttemptTimeout or lower the WAIT timeout",
+			return fmt.Errorf("quorumlock: WithWait timeout %v must be positive and below the per-node budget %v (the attempt timeout %v shared by the policy over %d nodes); raise WithAttemptTimeout or lower the WAIT timeout",
 				s.waitTimeout, budget, c.cfg.attemptTimeout, len(c.nodes))
 		}
 	}
 	if s.restartDelay < 0 {
-		return fmt.Errorf("quorum: negative restart delay %v", s.restartDelay)
+		return fmt.Errorf("quorumlock: negative restart delay %v", s.restartDelay)
 	}
 	if s.restart {
 		c.safety.restart = newRestartState(c.cfg.ttl, s.restartDelay)
 	}
 	for i, n := range c.nodes {
 		if _, ring := n.Client().(*redis.Ring); ring && c.gated() {
-			return fmt.Errorf("quorum: node %d is a Ring client; WithWait and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
+			return fmt.Errorf("quorumlock: node %d is a Ring client; WithWait and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
 		}
 	}
 	if s.preflight {
-		return c.preflight()
+		return c.admin.Preflight(s.preflightRefuse)
 	}
 	return nil
 }
@@ -78,33 +89,21 @@ type checkedLocker interface {
 	FenceChecked(ctx context.Context, token int64, chk node.Checks) (bool, node.Checked, error)
 }
 
-// sublock is node i's lock of one attempt: a plain node lock, or a read or
-// write share of a read-write lock, behind the safety gate when a safety
-// option is on.
-func (m *Mutex) sublock(i int, n *node.Node, j int, owner, attempt string, fencing bool) multilock.Locker {
-	var l checkedLocker
-	switch m.rw {
-	case rwRead, rwWrite:
-		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, fencing)
-	default:
-		nl := n.LockKeys(m.keys[j][i], owner, attempt, fencing)
-		if !m.c.gated() {
-			return nl
-		}
-		l = nl
-	}
-	if !m.c.gated() {
+// gateLock puts node i's lock l behind the safety gate when a safety option
+// is on; without one, l goes to the multilock as it is.
+func (c *Client) gateLock(i int, l checkedLocker) multilock.Locker {
+	if !c.gated() {
 		return l
 	}
-	_, cluster := n.Client().(*redis.ClusterClient)
-	return &gate{c: m.c, i: i, l: l, cluster: cluster}
+	_, cluster := c.nodes[i].Client().(*redis.ClusterClient)
+	return &gate{c: c, i: i, l: l, cluster: cluster}
 }
 
 // gate wraps one node's lock of one attempt: a grant counts as a vote only
 // if the node passes the safety checks asked in the same round trip (WAIT
 // acknowledged by enough replicas; the node did not restart recently). A
 // grant that fails them is given back at once and reported as an error with
-// the reason (*WaitError, *RestartError), so the lease report says why the
+// the reason (*waitError, *restartError), so the lease report says why the
 // node did not vote.
 type gate struct {
 	c       *Client
@@ -158,7 +157,7 @@ func (g *gate) Acquire(ctx context.Context, ttl time.Duration) (bool, time.Durat
 	}
 	if granted && chk.Acked >= 0 && chk.Acked < g.c.cfg.safety.waitReplicas {
 		g.giveBack()
-		return false, 0, 0, &WaitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
+		return false, 0, 0, &waitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
 	}
 	return granted, remaining, fence, nil
 }
@@ -187,7 +186,7 @@ func (g *gate) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 	}
 	if chk.Acked >= 0 && chk.Acked < g.c.cfg.safety.waitReplicas {
 		// The extension may not survive a failover of this node.
-		return false, &WaitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
+		return false, &waitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
 	}
 	return true, nil
 }
@@ -209,15 +208,15 @@ func (g *gate) Fence(ctx context.Context, token int64) (bool, error) {
 	}
 	if chk.Acked >= 0 && chk.Acked < g.c.cfg.safety.waitReplicas {
 		// A counter a failover can lose must not count for the token.
-		return false, &WaitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
+		return false, &waitError{Want: g.c.cfg.safety.waitReplicas, Acked: chk.Acked, Timeout: chk.Timeout}
 	}
 	return true, nil
 }
 
 // voteReason says in words why a node did or did not vote.
 func voteReason(o multilock.Outcome) string {
-	var we *WaitError
-	var re *RestartError
+	var we *waitError
+	var re *restartError
 	switch {
 	case o.Granted:
 		return "granted"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // Many readers or one writer, on a quorum. With WithOwner the writer may
@@ -46,27 +47,6 @@ func ExampleClient_RWMutex() {
 	// writer after them, token > 0: true
 }
 
-// Check is the preflight check: a report a person can read. New can be
-// told to refuse a bad setup with WithPreflight.
-func ExampleClient_Check() {
-	_, nodes, stop := startNodes(3)
-	defer stop()
-	client, err := quorum.New(nodes)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer client.Close()
-	report, err := client.Check(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("problems:", report.Count(quorum.Problem))
-	fmt.Println("worst:", report.Worst()) // local test servers run without persistence
-	// Output:
-	// problems: 0
-	// worst: WARNING
-}
-
 // A per-node durability gate for nodes that are master + replica groups: a
 // node's grant counts only once a replica acknowledged it (WAIT 1 20ms in
 // the same round trip). The lease report says why a node did not vote.
@@ -80,7 +60,7 @@ func ExampleWithWait() {
 	m, _ := client.Mutex("payouts")
 	lease, err := m.Lock(context.Background())
 	if err != nil {
-		// Each node's reason is in the error: *quorum.WaitError when its
+		// Each node's reason is in the error: one wrapping quorum.ErrNotReplicated when its
 		// replicas did not acknowledge.
 		log.Fatal(err)
 	}
@@ -93,16 +73,15 @@ func ExampleWithWait() {
 // vote until it has been up that long.
 func ExampleWithRestartDetection() {
 	client, err := quorum.Dial("redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379",
-		quorum.WithRestartDetection(0), quorum.WithPreflight(quorum.Problem))
+		quorum.WithRestartDetection(0), quorum.WithPreflight(admin.Problem))
 	if err != nil {
-		// With WithPreflight, a *quorum.PreflightError lists what is wrong.
+		// With WithPreflight, an *admin.PreflightError lists what is wrong.
 		log.Fatal(err)
 	}
 	defer client.Close()
 	m, _ := client.Mutex("payouts")
 	_, err = m.TryLock(context.Background())
-	var re *quorum.RestartError
-	if errors.As(err, &re) {
-		fmt.Println("a node sits out:", re)
+	if errors.Is(err, quorum.ErrNodeRestarted) {
+		fmt.Println("a node sits out:", err)
 	}
 }

@@ -26,7 +26,7 @@ func TestWaiterDoesNotSpinOnBareMajority(t *testing.T) {
 	var mu sync.Mutex
 	var lastAttempt time.Time
 	b := newClient(t, clients, WithFencing(), WithRetryInterval(time.Minute),
-		WithObserver(ObserverFunc(func(_ context.Context, e Event) {
+		WithObserver(observerFunc(func(_ context.Context, e Event) {
 			if e.Op == OpAttempt {
 				attempts.Add(1)
 				mu.Lock()
@@ -40,7 +40,7 @@ func TestWaiterDoesNotSpinOnBareMajority(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := node.Keys{}
-	for i, n := range a.Nodes() {
+	for i, n := range a.nodes {
 		keys = n.Keys("job")
 		if i >= 3 {
 			if err := clients[i].Del(ctx, keys.Lock).Err(); err != nil {

@@ -33,7 +33,7 @@ func TestClusterSlotMigrationDuringHeldLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := holder.Nodes()[0].Keys(name)
+	keys := holder.nodes[0].Keys(name)
 	slot, err := cl.Slot(ctx, keys.Lock)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		took := failoverWithoutKey(t, d, 0, holder.Nodes()[0].Keys("orders").Lock)
+		took := failoverWithoutKey(t, d, 0, holder.nodes[0].Keys("orders").Lock)
 		t.Logf("failover took %v; lease still believes it holds: %v", took.Round(time.Millisecond), lease.Err() == nil)
 		if took > ttl/2 {
 			t.Fatalf("failover took %v, too long to tell a refusal from an expired validity (TTL %v)", took, ttl)
@@ -236,7 +236,7 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 		// A majority decides, so a slow node may not have the lock; then
 		// losing any one of the two that do would rightly lose the lease.
 		// Start from a lease that every group holds.
-		key := holder.Nodes()[0].Keys("orders").Lock
+		key := holder.nodes[0].Keys("orders").Lock
 		var lease *Lease
 		for try := 0; lease == nil; try++ {
 			l, err := mustMutex(t, holder, "orders").Lock(ctx)

@@ -10,27 +10,27 @@ import (
 // asks acknowledged the write in time, so its vote did not count.
 var ErrNotReplicated = errors.New("quorumlock: write not acknowledged by enough replicas")
 
-// WaitError is why a node's grant did not count under WithWait: WAIT
+// waitError is why a node's grant did not count under WithWait: WAIT
 // returned fewer acknowledging replicas than wanted within the timeout. It
 // unwraps to ErrNotReplicated.
-type WaitError struct {
+type waitError struct {
 	Want, Acked int
 	Timeout     time.Duration
 }
 
-func (e *WaitError) Error() string {
+func (e *waitError) Error() string {
 	return fmt.Sprintf("WAIT: %d of %d replicas acknowledged within %v (check this node's replication links, or lower WithWait's replica count)",
 		e.Acked, e.Want, e.Timeout)
 }
 
-func (e *WaitError) Unwrap() error { return ErrNotReplicated }
+func (e *waitError) Unwrap() error { return ErrNotReplicated }
 
 // WithWait is a per-node durability gate for nodes that are master +
 // replica groups: after a node grants (and after every extension and
 // fencing write on it), WAIT replicas timeout runs on the same connection in
 // the same round trip, and the node's vote counts only if at least replicas
 // replicas acknowledged the write. A grant that does not count is given back
-// at once; the lease report gives the reason (*WaitError).
+// at once; the lease report gives the reason (*waitError).
 //
 // This closes the failover hole: a lock key that only the master had is lost
 // when a replica that never got it is promoted. WAIT makes that unlikely,

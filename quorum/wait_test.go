@@ -78,7 +78,7 @@ func TestWaitGate(t *testing.T) {
 	if err := replicas[0].Pause(); err != nil {
 		t.Fatal(err)
 	}
-	blocked := c.Nodes()[0].Name()
+	blocked := c.nodes[0].Name()
 	l, err = mustMutex(t, c, "one-blocked").TryLock(ctx)
 	if err != nil {
 		t.Fatalf("TryLock with one replica blocked: %v", err)
@@ -105,12 +105,12 @@ func TestWaitGate(t *testing.T) {
 	if vote == nil || vote.Granted || !errors.Is(vote.Err, ErrNotReplicated) || !strings.Contains(vote.Reason, "WAIT: 0 of 1") {
 		t.Fatalf("the blocked node's vote: %+v", vote)
 	}
-	var we *WaitError
+	var we *waitError
 	if !errors.As(vote.Err, &we) || we.Acked != 0 || we.Want != 1 {
-		t.Fatalf("vote error %v, want a *WaitError 0 of 1", vote.Err)
+		t.Fatalf("vote error %v, want a *waitError 0 of 1", vote.Err)
 	}
 	// Its share was given back: the node does not hold the lock.
-	if st, err := c.Nodes()[0].Inspect(ctx, "one-blocked"); err != nil || st.Present {
+	if st, err := c.nodes[0].Inspect(ctx, "one-blocked"); err != nil || st.Present {
 		t.Fatalf("the node whose vote was withheld holds the lock: %+v %v", st, err)
 	}
 	_ = l.Unlock(ctx)

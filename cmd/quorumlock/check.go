@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 const checkSummary = "preflight check of the nodes: distinct servers (run_id), masters, persistence, maxmemory-policy, Cluster slot placement"
@@ -54,17 +55,17 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 			lockNames = append(lockNames, n)
 		}
 	}
-	r, err := c.Check(ctx, lockNames...)
+	r, err := c.Admin().Check(ctx, lockNames...)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(out, r)
-	refuse := quorum.Problem
+	refuse := admin.Problem
 	if *strict {
-		refuse = quorum.Warning
+		refuse = admin.Warning
 	}
 	if r.Worst() >= refuse {
-		return fmt.Errorf("%d problem(s), %d warning(s): fix them before trusting the lock (see the lines above)", r.Count(quorum.Problem), r.Count(quorum.Warning))
+		return fmt.Errorf("%d problem(s), %d warning(s): fix them before trusting the lock (see the lines above)", r.Count(admin.Problem), r.Count(admin.Warning))
 	}
 	return nil
 }

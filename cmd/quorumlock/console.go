@@ -56,6 +56,6 @@ func runConsole(ctx context.Context, args []string, out io.Writer) error {
 	if tok != "" {
 		url += "?token=<token>"
 	}
-	fmt.Fprintf(out, "quorumlock console on %s (%d nodes); Ctrl-C stops it\n", url, len(c.Nodes()))
+	fmt.Fprintf(out, "quorumlock console on %s (%d nodes); Ctrl-C stops it\n", url, len(c.Admin().Nodes()))
 	return con.Serve(ctx, ln)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 func init() {
@@ -32,12 +32,12 @@ func runInspect(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	in, err := c.Inspect(ctx, name)
+	in, err := c.Admin().Inspect(ctx, name)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(out, jsonInspections([]quorum.Inspection{in})[0])
+		return writeJSON(out, jsonInspections([]admin.Inspection{in})[0])
 	}
 	printInspection(out, in)
 	return nil
@@ -65,11 +65,11 @@ func parseName(fs *flag.FlagSet, args []string) (string, error) {
 	return name, nil
 }
 
-func printInspection(out io.Writer, in quorum.Inspection) {
+func printInspection(out io.Writer, in admin.Inspection) {
 	fmt.Fprintf(out, "%s: %s\n", in.Name, verdictLine(in))
 	var facts []string
 	if in.TTL > 0 {
-		if in.Verdict == quorum.HeldByQuorum {
+		if in.Verdict == admin.HeldByQuorum {
 			facts = append(facts, "a quorum holds it for "+ttl(in.TTL)+" more without renewal")
 		} else {
 			facts = append(facts, "the last leftover expires in "+ttl(in.TTL))
@@ -109,14 +109,14 @@ func printInspection(out io.Writer, in quorum.Inspection) {
 	tw.Flush()
 }
 
-func verdictLine(in quorum.Inspection) string {
+func verdictLine(in admin.Inspection) string {
 	n := len(in.Nodes)
 	switch in.Verdict {
-	case quorum.HeldByQuorum:
+	case admin.HeldByQuorum:
 		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", strings.Join(in.Holders, ", "), in.Quorum, n, in.Answered)
-	case quorum.MinorityOnly:
+	case admin.MinorityOnly:
 		return fmt.Sprintf("leftovers on a minority of nodes, no owner has %d of %d: they block nobody and expire with their TTL", in.Quorum, n)
-	case quorum.Unknown:
+	case admin.Unknown:
 		return fmt.Sprintf("unknown: only %d of %d nodes answered, too few to tell", in.Answered, n)
 	default:
 		return fmt.Sprintf("free (%d of %d nodes answered)", in.Answered, n)

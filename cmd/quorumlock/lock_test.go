@@ -183,7 +183,7 @@ func TestLockCommand(t *testing.T) {
 		defer qc.Close()
 		// Remove the lock under the holder: its next renewal finds a quorum
 		// saying it is not held.
-		if _, err := qc.ForceUnlock(context.Background(), "doomed", "lock test"); err != nil {
+		if _, err := qc.Admin().ForceUnlock(context.Background(), "doomed", "lock test"); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 func init() {
@@ -37,13 +37,13 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	list, lerr := c.List(ctx, *match)
+	list, lerr := c.Admin().List(ctx, *match)
 	if *asJSON {
 		// Node errors are in each node's "error".
 		return writeJSON(out, jsonInspections(list))
 	}
 	if len(list) == 0 {
-		fmt.Fprintf(out, "no lock matches %q on %d nodes\n", *match, len(c.Nodes()))
+		fmt.Fprintf(out, "no lock matches %q on %d nodes\n", *match, len(c.Admin().Nodes()))
 	} else {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
@@ -53,7 +53,7 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(out, "\n%d lock(s) on %d nodes; an owner needs %d. NODES: H holds for the holder, x another owner (leftover), . absent, ? no answer\n",
-			len(list), len(c.Nodes()), list[0].Quorum)
+			len(list), len(c.Admin().Nodes()), list[0].Quorum)
 	}
 	if lerr != nil {
 		fmt.Fprintf(out, "warning: some nodes did not answer; verdicts count them as unknown: %v\n", lerr)
@@ -76,7 +76,7 @@ func fence(f int64) string {
 }
 
 // holds is the holder's hold count (the highest among the nodes holding it).
-func holds(in quorum.Inspection) string {
+func holds(in admin.Inspection) string {
 	var n int64
 	for _, s := range in.Nodes {
 		for _, h := range in.Holders {
@@ -105,7 +105,7 @@ func ttl(d time.Duration) string {
 
 // nodeMarks is one character per node: H holds for the holder, x another
 // owner, . absent, ? no answer.
-func nodeMarks(in quorum.Inspection) string {
+func nodeMarks(in admin.Inspection) string {
 	var b strings.Builder
 	for _, s := range in.Nodes {
 		switch {
@@ -122,7 +122,7 @@ func nodeMarks(in quorum.Inspection) string {
 	return b.String()
 }
 
-func holdsFor(s quorum.NodeState, owners []string) bool {
+func holdsFor(s admin.NodeState, owners []string) bool {
 	for _, o := range owners {
 		if _, ok := s.Holders[o]; ok {
 			return true
@@ -161,7 +161,7 @@ type jsonInspection struct {
 	Nodes    []jsonNode  `json:"nodes"`
 }
 
-func jsonInspections(list []quorum.Inspection) []jsonInspection {
+func jsonInspections(list []admin.Inspection) []jsonInspection {
 	out := make([]jsonInspection, 0, len(list))
 	for _, in := range list {
 		j := jsonInspection{Name: in.Name, Verdict: string(in.Verdict), Holders: in.Holders, Mode: in.Mode,

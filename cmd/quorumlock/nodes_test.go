@@ -45,7 +45,7 @@ func TestNodesFlag(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			if got := len(c.Nodes()); got != tt.nodes {
+			if got := len(c.Admin().Nodes()); got != tt.nodes {
 				t.Fatalf("%d nodes, want %d", got, tt.nodes)
 			}
 		})

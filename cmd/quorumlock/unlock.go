@@ -8,7 +8,7 @@ import (
 	"os/user"
 	"strings"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 func init() {
@@ -41,14 +41,14 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	before, _ := c.Inspect(ctx, name)
-	if before.Verdict == quorum.HeldByQuorum {
+	before, _ := c.Admin().Inspect(ctx, name)
+	if before.Verdict == admin.HeldByQuorum {
 		fmt.Fprintf(out, "%s was held by %s\n", name, strings.Join(before.Holders, ", "))
 	} else {
 		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
 	}
-	n, err := c.ForceUnlock(ctx, name, who)
-	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, len(c.Nodes()), who)
+	n, err := c.Admin().ForceUnlock(ctx, name, who)
+	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, len(c.Admin().Nodes()), who)
 	if err != nil {
 		return fmt.Errorf("some nodes did not take the force-unlock (run it again when they answer): %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 func TestUnlockCommand(t *testing.T) {
@@ -23,7 +24,7 @@ func TestUnlockCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "without --force") {
 		t.Fatalf("unlock without --force: exit %d\n%s%s", code, out, stderr)
 	}
-	if ins, _ := c.Inspect(ctx, "orders/42"); ins.Verdict != quorum.HeldByQuorum {
+	if ins, _ := c.Admin().Inspect(ctx, "orders/42"); ins.Verdict != admin.HeldByQuorum {
 		t.Fatalf("refused unlock changed the lock: %q", ins.Verdict)
 	}
 
@@ -31,8 +32,8 @@ func TestUnlockCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "orders/42 was held by worker-1") || !strings.Contains(out, `recorded as "alice (cli)"`) {
 		t.Fatalf("unlock --force: exit %d\n%s%s", code, out, stderr)
 	}
-	ins, _ := c.Inspect(ctx, "orders/42")
-	if ins.Verdict != quorum.Free || ins.Forced == nil || ins.Forced.By != "alice (cli)" {
+	ins, _ := c.Admin().Inspect(ctx, "orders/42")
+	if ins.Verdict != admin.Free || ins.Forced == nil || ins.Forced.By != "alice (cli)" {
 		t.Fatalf("after unlock --force: %q forced %+v", ins.Verdict, ins.Forced)
 	}
 	// inspect shows the record.

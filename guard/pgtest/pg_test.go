@@ -46,24 +46,51 @@ func pgBin() (string, error) {
 // required: in CI (or under make test) a missing PostgreSQL fails the test.
 func required() bool { return os.Getenv("CI") != "" || localredis.Required() }
 
-// startPostgres runs initdb and postgres in a temporary directory on a free
-// loopback port and returns a database/sql handle (pgx driver). As root the
-// server runs as the postgres user (or nobody): PostgreSQL refuses to run as
-// root. Everything is stopped and removed in t.Cleanup.
+// startPostgres runs PostgreSQL for a test (see launchPostgres); without
+// the server binaries it skips, or fails where PostgreSQL is required.
+// Everything is stopped and removed in t.Cleanup.
 func startPostgres(t *testing.T) *sql.DB {
 	t.Helper()
-	bin, err := pgBin()
-	if err != nil {
+	if _, err := pgBin(); err != nil {
 		if required() {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	dir, err := os.MkdirTemp("", "quorumlock-pg-*")
+	db, stop, err := launchPostgres()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(stop)
+	return db
+}
+
+// launchPostgres runs initdb and postgres in a temporary directory on a free
+// loopback port and returns a database/sql handle (pgx driver) and a
+// function that stops the server and removes the directory. As root the
+// server runs as the postgres user (or nobody): PostgreSQL refuses to run as
+// root.
+func launchPostgres() (_ *sql.DB, _ func(), err error) {
+	bin, err := pgBin()
+	if err != nil {
+		return nil, nil, err
+	}
+	var cleanups []func()
+	stop := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	dir, err := os.MkdirTemp("", "quorumlock-pg-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanups = append(cleanups, func() { _ = os.RemoveAll(dir) })
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
@@ -71,13 +98,13 @@ func startPostgres(t *testing.T) *sql.DB {
 			u, err = user.Lookup("nobody")
 		}
 		if err != nil {
-			t.Fatalf("running as root and no postgres or nobody user to run PostgreSQL as: %v", err)
+			return nil, nil, fmt.Errorf("running as root and no postgres or nobody user to run PostgreSQL as: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 	}
 	command := func(name string, args ...string) *exec.Cmd {
@@ -89,26 +116,26 @@ func startPostgres(t *testing.T) *sql.DB {
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := command("initdb", "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return nil, nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	port, err := localredis.FreePort()
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	logf, err := os.Create(filepath.Join(dir, "postgres.log"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	t.Cleanup(func() { _ = logf.Close() })
+	cleanups = append(cleanups, func() { _ = logf.Close() })
 	srv := command("postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	srv.Stdout, srv.Stderr = logf, logf
 	if err := srv.Start(); err != nil {
-		t.Fatalf("start postgres: %v", err)
+		return nil, nil, fmt.Errorf("start postgres: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = srv.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	cleanups = append(cleanups, func() {
 		_ = srv.Process.Signal(syscall.SIGINT) // fast shutdown
 		select {
 		case <-exited:
@@ -119,25 +146,25 @@ func startPostgres(t *testing.T) *sql.DB {
 	})
 	db, err := sql.Open("pgx", fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	t.Cleanup(func() { _ = db.Close() })
+	cleanups = append(cleanups, func() { _ = db.Close() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := db.PingContext(ctx)
 		cancel()
 		if err == nil {
-			return db
+			return db, stop, nil
 		}
 		select {
 		case <-exited:
 			log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-			t.Fatalf("postgres exited at start: %s", strings.TrimSpace(string(log)))
+			return nil, nil, fmt.Errorf("postgres exited at start: %s", strings.TrimSpace(string(log)))
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("postgres not ready after 30s: %v", err)
+			return nil, nil, fmt.Errorf("postgres not ready after 30s: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -1,4 +1,4 @@
-package quorum
+package admin
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -91,17 +92,17 @@ type Placement struct {
 	Master string  // the master owning the lock key's slot
 }
 
-// CheckReport is the preflight check's answer: facts per server, key
+// Report is the preflight check's answer: facts per server, key
 // placement on Cluster nodes, and findings, worst first. String renders it
 // for a person.
-type CheckReport struct {
+type Report struct {
 	Servers    []ServerFacts
 	Placements []Placement
 	Findings   []Finding
 }
 
 // Worst is the most severe finding (0 when none).
-func (r *CheckReport) Worst() Severity {
+func (r *Report) Worst() Severity {
 	var w Severity
 	for _, f := range r.Findings {
 		w = max(w, f.Severity)
@@ -110,7 +111,7 @@ func (r *CheckReport) Worst() Severity {
 }
 
 // Count is the number of findings of severity s.
-func (r *CheckReport) Count(s Severity) int {
+func (r *Report) Count(s Severity) int {
 	n := 0
 	for _, f := range r.Findings {
 		if f.Severity == s {
@@ -121,7 +122,7 @@ func (r *CheckReport) Count(s Severity) int {
 }
 
 // String renders the report: one line per server, placements, findings.
-func (r *CheckReport) String() string {
+func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "preflight: %d servers, %d problems, %d warnings, %d notices\n",
 		len(r.Servers), r.Count(Problem), r.Count(Warning), r.Count(Notice))
@@ -166,7 +167,8 @@ func or(s, def string) string {
 	return s
 }
 
-// ErrPreflight: New was told to refuse a setup (WithPreflight) and the
+// ErrPreflight: quorum.New was told to refuse a setup (quorum.WithPreflight)
+// and the
 // check found something at or above that severity.
 var ErrPreflight = errors.New("quorumlock: preflight check failed")
 
@@ -174,7 +176,7 @@ var ErrPreflight = errors.New("quorumlock: preflight check failed")
 // ErrPreflight.
 type PreflightError struct {
 	Refuse Severity
-	Report *CheckReport
+	Report *Report
 }
 
 func (e *PreflightError) Error() string {
@@ -184,33 +186,28 @@ func (e *PreflightError) Error() string {
 			lines = append(lines, f.String())
 		}
 	}
-	return fmt.Sprintf("quorum: preflight found %d finding(s) at %s or worse (fix them, or lower WithPreflight's level):\n%s",
+	return fmt.Sprintf("quorumlock: preflight found %d finding(s) at %s or worse (fix them, or lower quorum.WithPreflight's level):\n%s",
 		len(lines), e.Refuse, strings.Join(lines, "\n"))
 }
 
 func (e *PreflightError) Unwrap() error { return ErrPreflight }
 
-// PreflightTimeout bounds the check New runs under WithPreflight.
+// PreflightTimeout bounds the check quorum.New runs under
+// quorum.WithPreflight.
 const PreflightTimeout = 5 * time.Second
 
-// WithPreflight makes New run Check (bounded by PreflightTimeout) and refuse
-// the setup with a *PreflightError when a finding is at refuse or worse
-// (Problem: a node counted twice, a replica given as a node, evictable lock
-// keys; Warning also refuses nodes without persistence). Default off.
-func WithPreflight(refuse Severity) Option {
-	return func(c *config) { c.safety.preflight, c.safety.preflightRefuse = true, refuse }
-}
-
-// preflight runs the check for New.
-func (c *Client) preflight() error {
+// Preflight runs Check (bounded by PreflightTimeout) and returns a
+// *PreflightError when a finding is at refuse or worse. quorum.New calls
+// it under quorum.WithPreflight.
+func (t *Tools) Preflight(refuse Severity) error {
 	ctx, cancel := context.WithTimeout(context.Background(), PreflightTimeout)
 	defer cancel()
-	r, err := c.Check(ctx)
+	r, err := t.Check(ctx)
 	if err != nil {
 		return err
 	}
-	if r.Worst() >= c.cfg.safety.preflightRefuse {
-		return &PreflightError{Refuse: c.cfg.safety.preflightRefuse, Report: r}
+	if r.Worst() >= refuse {
+		return &PreflightError{Refuse: refuse, Report: r}
 	}
 	return nil
 }
@@ -229,25 +226,21 @@ func (c *Client) preflight() error {
 //   - on Cluster nodes, the slot and master of each named lock's keys.
 //
 // Unreachable nodes are findings, not errors; the error is for a done ctx.
-func (c *Client) Check(ctx context.Context, names ...string) (*CheckReport, error) {
-	r := &CheckReport{}
+func (t *Tools) Check(ctx context.Context, names ...string) (*Report, error) {
+	r := &Report{}
 	type nodeFacts struct {
 		servers    []ServerFacts
 		placements []Placement
 	}
-	per := make([]nodeFacts, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			per[i].servers = serverFacts(ctx, n)
-			if cc, ok := n.Client().(*redis.ClusterClient); ok {
-				per[i].placements = placements(ctx, n, cc, names)
-			}
-		}()
-	}
-	wg.Wait()
+	per := make([]nodeFacts, len(t.nodes))
+	fanout.All(len(t.nodes), func(i int) error {
+		n := t.nodes[i]
+		per[i].servers = serverFacts(ctx, n) // unreachable: a finding, not an error
+		if cc, ok := n.Client().(*redis.ClusterClient); ok {
+			per[i].placements = placements(ctx, n, cc, names)
+		}
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -255,7 +248,7 @@ func (c *Client) Check(ctx context.Context, names ...string) (*CheckReport, erro
 		r.Servers = append(r.Servers, p.servers...)
 		r.Placements = append(r.Placements, p.placements...)
 	}
-	r.Findings = c.findings(r)
+	r.Findings = t.findings(r)
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return int(b.Severity - a.Severity) })
 	return r, nil
 }
@@ -340,19 +333,18 @@ func placements(ctx context.Context, n *node.Node, cc *redis.ClusterClient, name
 }
 
 // findings grades the facts.
-func (c *Client) findings(r *CheckReport) []Finding {
+func (t *Tools) findings(r *Report) []Finding {
 	var fs []Finding
 	add := func(s Severity, msg string, nodes ...string) {
 		fs = append(fs, Finding{Severity: s, Nodes: nodes, Message: msg})
 	}
-	n := len(c.nodes)
+	n := len(t.nodes)
 	switch {
 	case n < 3:
 		add(Warning, fmt.Sprintf("%d node(s): a majority of %d survives no node failure; use 3 (survive 1) or 5 (survive 2) independent servers", n, n/2+1))
 	case n%2 == 0:
 		add(Notice, fmt.Sprintf("%d nodes survive as many failures as %d; an odd number saves a server", n, n-1))
 	}
-	sf := c.cfg.safety
 	byRun := map[string][]ServerFacts{}
 	for _, s := range r.Servers {
 		if s.Err != nil {
@@ -373,8 +365,8 @@ func (c *Client) findings(r *CheckReport) []Finding {
 			}
 		}
 		switch {
-		case !s.AOF && sf.restart:
-			if c.cfg.fencing {
+		case !s.AOF && t.cfg.RestartDetection:
+			if t.cfg.Fencing {
 				add(Warning, "persistence off (appendonly no): restart detection keeps a crashed node out while its locks expire, but its fencing counters are lost, so tokens may go back after a crash; set appendonly yes and appendfsync always", s.Addr)
 			} else {
 				add(Notice, "persistence off (appendonly no): a crash loses its locks; restart detection keeps it from voting until they have expired", s.Addr)
@@ -387,20 +379,20 @@ func (c *Client) findings(r *CheckReport) []Finding {
 			add(Warning, msg+"; set appendonly yes with appendfsync always, or use WithRestartDetection", s.Addr)
 		case s.AppendFsync != "" && s.AppendFsync != "always":
 			sev := Notice
-			if c.cfg.fencing && !sf.restart {
+			if t.cfg.Fencing && !t.cfg.RestartDetection {
 				sev = Warning
 			}
 			add(sev, fmt.Sprintf("appendonly yes with appendfsync %s: a power loss can lose the last writes (lock grants, fencing counters); appendfsync always keeps them", s.AppendFsync), s.Addr)
 		}
 		if s.Role == "master" {
 			switch {
-			case sf.wait && s.Replicas < sf.waitReplicas:
-				add(Problem, fmt.Sprintf("WithWait asks %d replica(s) to acknowledge, but %d are connected: this node never votes", sf.waitReplicas, s.Replicas), s.Addr)
-			case !sf.wait && s.Replicas > 0:
+			case t.cfg.WaitReplicas > 0 && s.Replicas < t.cfg.WaitReplicas:
+				add(Problem, fmt.Sprintf("WithWait asks %d replica(s) to acknowledge, but %d are connected: this node never votes", t.cfg.WaitReplicas, s.Replicas), s.Addr)
+			case t.cfg.WaitReplicas == 0 && s.Replicas > 0:
 				add(Notice, fmt.Sprintf("has %d replica(s): if they can be promoted (Sentinel, Cluster), a failover can lose lock keys; WithWait makes a vote count only once replicas have the write", s.Replicas), s.Addr)
 			}
 		}
-		if d := c.cfg.ttl; s.Uptime < d && !sf.restart {
+		if d := t.cfg.TTL; s.Uptime < d && !t.cfg.RestartDetection {
 			add(Notice, fmt.Sprintf("up only %v, less than the TTL %v: if it restarted empty it may hold fewer locks than it granted; WithRestartDetection waits for that", s.Uptime, d), s.Addr)
 		}
 	}
@@ -421,8 +413,8 @@ func (c *Client) findings(r *CheckReport) []Finding {
 			add(Problem, fmt.Sprintf("the same server (run_id %.8s…) is reached through %d nodes: it votes %d times, so a \"majority\" can be fewer servers than it looks; give each node a distinct server", id, len(nodes), len(nodes)), addrs...)
 		}
 	}
-	if strings.ContainsAny(c.cfg.prefix, "{}") {
-		add(Warning, fmt.Sprintf("the key prefix %q has a brace: on a Cluster every lock's keys may hash to one slot (or a lock's keys to different slots); keep braces out of WithKeyPrefix", c.cfg.prefix))
+	if strings.ContainsAny(t.cfg.Prefix, "{}") {
+		add(Warning, fmt.Sprintf("the key prefix %q has a brace: on a Cluster every lock's keys may hash to one slot (or a lock's keys to different slots); keep braces out of WithKeyPrefix", t.cfg.Prefix))
 	}
 	for _, p := range r.Placements {
 		if slices.Contains(p.Slots, -1) || slices.Min(p.Slots) != slices.Max(p.Slots) {

@@ -1,12 +1,13 @@
-package quorum
+package admin
 
 import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -80,11 +81,11 @@ const inspectNodeTimeout = time.Second
 // Each node gets at most one second (less if ctx ends sooner); a node that
 // does not answer has Err set in its NodeState and counts as unknown, never as
 // free. Inspect fails only on an empty name.
-func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
+func (t *Tools) Inspect(ctx context.Context, name string) (Inspection, error) {
 	if name == "" {
-		return Inspection{}, errors.New("quorum: empty lock name")
+		return Inspection{}, errors.New("quorumlock: empty lock name")
 	}
-	ins, _ := c.inspectMany(ctx, []string{name})
+	ins, _ := t.inspectMany(ctx, []string{name})
 	return ins[0], nil
 }
 
@@ -95,22 +96,16 @@ func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
 // are not listed: Inspect one to read its force-unlock record). Nodes that fail
 // are named in the returned error (each a *NodeError), and the inspections
 // still come back, with those nodes' Err set.
-func (c *Client) List(ctx context.Context, pattern string) ([]Inspection, error) {
-	n := len(c.nodes)
+func (t *Tools) List(ctx context.Context, pattern string) ([]Inspection, error) {
+	n := len(t.nodes)
 	found := make([][]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, nd := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			found[i], errs[i] = scanNode(ctx, nd, pattern)
-			if errs[i] != nil {
-				errs[i] = &NodeError{Node: nd.Name(), Err: errs[i]}
-			}
-		}()
-	}
-	wg.Wait()
+	errs := fanout.All(n, func(i int) error {
+		var err error
+		if found[i], err = scanNode(ctx, t.nodes[i], pattern); err != nil {
+			return &multilock.NodeError{Node: t.nodes[i].Name(), Err: err}
+		}
+		return nil
+	})
 	var names []string
 	for _, f := range found {
 		names = append(names, f...)
@@ -120,10 +115,10 @@ func (c *Client) List(ctx context.Context, pattern string) ([]Inspection, error)
 	if len(names) == 0 {
 		return nil, errors.Join(errs...)
 	}
-	ins, ierrs := c.inspectMany(ctx, names)
+	ins, ierrs := t.inspectMany(ctx, names)
 	for i := range errs {
 		if errs[i] == nil && ierrs[i] != nil {
-			errs[i] = &NodeError{Node: c.nodes[i].Name(), Err: ierrs[i]}
+			errs[i] = &multilock.NodeError{Node: t.nodes[i].Name(), Err: ierrs[i]}
 		}
 	}
 	// A name found by the scan may be gone by the time it is read (released,
@@ -150,29 +145,24 @@ func scanNode(ctx context.Context, nd *node.Node, pattern string) ([]string, err
 
 // inspectMany reads names on every node and concludes per name. It returns
 // the inspections in the order of names and each node's error.
-func (c *Client) inspectMany(ctx context.Context, names []string) ([]Inspection, []error) {
-	n := len(c.nodes)
+func (t *Tools) inspectMany(ctx context.Context, names []string) ([]Inspection, []error) {
+	n := len(t.nodes)
 	states := make([][]node.State, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, nd := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A batch of inspectBatch names per second is plenty; scale the
-			// deadline for long lists.
-			d := inspectNodeTimeout * time.Duration(1+len(names)/1024)
-			nctx, cancel := context.WithTimeout(ctx, d)
-			defer cancel()
-			states[i], errs[i] = nd.InspectMany(nctx, names)
-		}()
-	}
-	wg.Wait()
-	quorum := n - c.cfg.policy.FailedLocksLimit(n)
+	errs := fanout.All(n, func(i int) error {
+		// A batch of inspectBatch names per second is plenty; scale the
+		// deadline for long lists.
+		d := inspectNodeTimeout * time.Duration(1+len(names)/1024)
+		nctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		var err error
+		states[i], err = t.nodes[i].InspectMany(nctx, names)
+		return err
+	})
+	quorum := n - t.cfg.Policy.FailedLocksLimit(n)
 	out := make([]Inspection, len(names))
 	for j, name := range names {
 		ns := make([]NodeState, n)
-		for i, nd := range c.nodes {
+		for i, nd := range t.nodes {
 			ns[i] = NodeState{Node: nd.Name(), Err: errs[i]}
 			if errs[i] == nil {
 				ns[i].State = states[i][j]

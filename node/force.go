@@ -1,0 +1,64 @@
+package node
+
+import (
+	"context"
+	"time"
+)
+
+// ForcedRecordTTL is how long the record of a force-unlock (who, when) is
+// kept next to the lock.
+const ForcedRecordTTL = 24 * time.Hour
+
+// Force says how ForceRelease forces a lock.
+type Force struct {
+	// By names who does it (an operator, a tool); recorded with the time.
+	By string
+	// Hold, when positive, leaves a tombstone in the lock's place that
+	// refuses every acquisition for that long, and does not wake waiters:
+	// call FinishForce once every node was forced. A caller that forces
+	// several nodes one by one needs it: otherwise a waiter could win the
+	// nodes already forced and lose those forced after, left holding less
+	// than a quorum while it thinks it holds the lock. Zero removes the lock
+	// and wakes waiters at once.
+	Hold time.Duration
+}
+
+// ForceRelease deletes lock name whoever holds it (an operator's tool) and
+// wakes its waiters, or holds the name as f.Hold says. It records f.By and
+// the time in Keys(name).Forced for ForcedRecordTTL, also when the lock was
+// absent, so Inspect shows it. It reports whether a lock was there. The
+// fencing counter is kept.
+func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, error) {
+	k := n.Keys(name)
+	hold := int64(0)
+	if f.Hold > 0 {
+		hold = ms(f.Hold)
+	}
+	var v int64
+	err := n.call(ctx, func(ctx context.Context) error {
+		var e error
+		v, e = forceReleaseScript.Run(ctx, n.client, []string{k.Lock, k.Forced},
+			k.Channel, f.By, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold).Int64()
+		return e
+	})
+	if err != nil {
+		return false, err // v is not read: a wrapped call may still be running
+	}
+	return v == 1, nil
+}
+
+// FinishForce ends a held force (Force.Hold): it removes the tombstone (only
+// that) and wakes the waiters of lock name.
+func (n *Node) FinishForce(ctx context.Context, name string) error {
+	k := n.Keys(name)
+	return n.call(ctx, func(ctx context.Context) error {
+		return forceFinishScript.Run(ctx, n.client, []string{k.Lock}, k.Channel).Err()
+	})
+}
+
+// Forced is the record of the last force-unlock of a lock on a node.
+type Forced struct {
+	By      string    // who forced it, as the operator gave it
+	At      time.Time // when, on the operator's clock
+	Removed bool      // whether the lock was present on this node
+}

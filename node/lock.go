@@ -1,0 +1,141 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lock returns the handle of one acquisition attempt of lock name by owner
+// (which must not contain a NUL byte) on this node. attempt must be unique per attempt: the scripts count hold
+// shares per attempt, so a late or repeated message of one attempt never
+// touches another's share. fencing makes grants count the fencing counter.
+func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
+	return n.LockKeys(n.Keys(name), owner, attempt, fencing)
+}
+
+// LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
+// caller that locks one name again and again computes them once.
+func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
+	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: owner + "\x00" + attempt, fencing: fencing}
+}
+
+// Lock is one attempt's handle on one node. It is what the multilock core
+// drives (Acquire, Extend, Release, Fence).
+type Lock struct {
+	n       *Node
+	keys    [2]string // lock, fencing counter
+	channel string
+	owner   string
+	attempt string
+	val     string // owner + "\x00" + attempt: the fast path's string form
+	fencing bool
+}
+
+func (l *Lock) String() string { return l.n.name }
+
+func ms(d time.Duration) int64 {
+	if d < time.Millisecond {
+		return 1
+	}
+	return d.Milliseconds()
+}
+
+// Acquire asks this node once for the attempt's share.
+//
+// Without fencing it first sends one plain command, SET key "owner\0attempt"
+// NX PX ttl: on a free lock that is the whole acquisition, with no script to
+// run (the lock is then a string, which every script reads as the hash it
+// stands for; see lock_lib.lua). When the key exists, the acquire script
+// decides: this attempt's own earlier SET (a retried call), the same owner
+// (reentrancy), or another holder (refused, with its remaining TTL). With
+// fencing the script runs at once: it counts the fencing counter in the same
+// step.
+func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
+	if !l.fencing {
+		if granted, done, err := l.acquireFast(ctx, ttl); done {
+			return granted, 0, 0, err
+		}
+	}
+	granted, remaining, fence, _, err = l.AcquireChecked(ctx, ttl, Checks{})
+	return granted, remaining, fence, err
+}
+
+// acquireFast is Acquire's one-command path; done is false when the acquire
+// script must decide. It answers only a grant: SET NX replies OK or nothing
+// (nil is no error for go-redis' BoolCmd, so the hot path never walks its
+// error classification).
+func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, done bool, err error) {
+	var set bool
+	err = l.n.call(ctx, func(ctx context.Context) error {
+		var e error
+		// Never PX 0 (SET would keep the key forever): at least 1 ms, as
+		// the scripts' ms() rounds.
+		if b := l.n.batch; b != nil {
+			v, e := b.do(ctx, "set", l.keys[0], l.val, "px", ms(ttl), "nx")
+			set = e == nil && v == "OK"
+			if e == redis.Nil {
+				e = nil
+			}
+			return e
+		}
+		set, e = l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
+		return e
+	})
+	if err != nil {
+		// set is not read: a wrapped call may still be running (Node.call).
+		return false, true, err
+	}
+	return set, set, nil
+}
+
+func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...any) (int64, error) {
+	var v int64
+	err := l.n.call(ctx, func(ctx context.Context) error {
+		var e error
+		if b := l.n.batch; b != nil {
+			var r any
+			if r, e = b.evalsha(ctx, s, keys, args...); e == nil {
+				var ok bool
+				if v, ok = r.(int64); !ok {
+					e = fmt.Errorf("quorumlock: script %s answered %T, want an integer", s.Hash()[:8], r)
+				}
+			}
+			return e
+		}
+		v, e = s.Run(ctx, l.n.client, keys, args...).Int64()
+		return e
+	})
+	if err != nil {
+		return 0, err // v is not read: a wrapped call may still be running
+	}
+	return v, nil
+}
+
+// Release gives back this attempt's share; true when it held one. When
+// the lock became free it tells waiters (unlock channel).
+func (l *Lock) Release(ctx context.Context) (bool, error) {
+	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel, "1")
+	return v == 1, err
+}
+
+// Rollback is Release for an attempt that never held the lock (it failed
+// the quorum): it tells no waiter, since nothing they wait for happened.
+func (l *Lock) Rollback(ctx context.Context) (bool, error) {
+	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel, "0")
+	return v == 1, err
+}
+
+// Extend re-arms the TTL where this attempt holds a share; never acquires.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
+	v, err := l.int(ctx, extendScript, l.keys[:1], l.attempt, ms(ttl))
+	return v == 1, err
+}
+
+// Fence writes token back set-if-greater where this attempt's grant stands.
+func (l *Lock) Fence(ctx context.Context, token int64) (bool, error) {
+	v, err := l.int(ctx, fenceScript, l.keys[:], l.attempt, token)
+	return v == 1, err
+}

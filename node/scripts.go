@@ -1,0 +1,41 @@
+package node
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The scripts a lock handle and a force run, embedded from their .lua files
+// (a comment per branch in each).
+var (
+	//go:embed acquire.lua
+	acquireLua string
+	//go:embed release.lua
+	releaseLua string
+	//go:embed extend.lua
+	extendLua string
+	//go:embed fence.lua
+	fenceLua string
+	//go:embed force_release.lua
+	forceReleaseLua string
+	//go:embed force_finish.lua
+	forceFinishLua string
+	//go:embed lock_lib.lua
+	lockLibLua string
+	//go:embed acquire_lib.lua
+	acquireLibLua string
+
+	// Scripts run by SHA (EVALSHA) with a fallback to the body (EVAL) when
+	// the server's script cache does not have them.
+	acquireScript      = redis.NewScript(lockLibLua + acquireLibLua + acquireLua)
+	releaseScript      = redis.NewScript(releaseLua)
+	extendScript       = redis.NewScript(promoted(extendLua))
+	fenceScript        = redis.NewScript(promoted(fenceLua))
+	forceReleaseScript = redis.NewScript(forceReleaseLua)
+	forceFinishScript  = redis.NewScript(promoted(forceFinishLua))
+)
+
+// promoted is a script that first turns a fast-path string lock into its hash
+// form (lock_lib.lua), for scripts that read the lock only as a hash.
+func promoted(body string) string { return lockLibLua + "promote()\n" + body }

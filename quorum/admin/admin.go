@@ -1,0 +1,111 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Tools are the operator's tools over one quorum.Client's nodes: Check,
+// Inspect, List, ForceUnlock. Get them from quorum.Client.Admin; they share
+// the client's nodes and settings and are safe for concurrent use.
+type Tools struct {
+	nodes []*node.Node
+	cfg   Config
+}
+
+// Config is what the tools need to know of the client's settings.
+type Config struct {
+	Policy         multilock.Policy // who holds a quorum (Inspect)
+	TTL            time.Duration    // the client's lock TTL
+	AttemptTimeout time.Duration    // ForceUnlock waits it out between its steps
+	ReleaseTimeout time.Duration    // bounds each node's ForceUnlock call
+	Prefix         string           // the key prefix (Check)
+	Fencing        bool             // WithFencing is on (Check grades persistence)
+	// WaitReplicas is WithWait's replica count (0: off);
+	// RestartDetection is WithRestartDetection (Check grades persistence).
+	WaitReplicas     int
+	RestartDetection bool
+}
+
+// New returns the tools over nodes. Package quorum makes them for each
+// Client (Client.Admin); call it directly only to inspect nodes without a
+// Client.
+func New(nodes []*node.Node, cfg Config) *Tools {
+	return &Tools{nodes: nodes, cfg: cfg}
+}
+
+// Nodes names the nodes, in the client's order.
+func (t *Tools) Nodes() []string {
+	names := make([]string, len(t.nodes))
+	for i, n := range t.nodes {
+		names[i] = n.Name()
+	}
+	return names
+}
+
+// TTL is the client's lock TTL (quorum.WithTTL).
+func (t *Tools) TTL() time.Duration { return t.cfg.TTL }
+
+// ForceUnlock removes lock name on every node and wakes its waiters. It is
+// an operator's tool: a holder that is still running is no longer protected
+// (its watchdog reports ErrLeaseLost at the next renewal). by names who did
+// it (an operator, a tool); every node records it with the time for 24 hours
+// (node.ForcedRecordTTL), and Inspect shows the record. It reports on how
+// many nodes a lock was removed.
+//
+// The force reaches the nodes one by one, so it runs in two steps. First it
+// removes the lock on every node and leaves a tombstone that refuses all
+// acquisitions; then it waits the attempt timeout (quorum.WithAttemptTimeout), so
+// that every acquisition attempt under way when the force began has ended,
+// removes the tombstones and wakes the waiters. A waiter thus never wins a
+// node that the force takes away afterwards (measured with a plain
+// delete-and-wake per node: a woken waiter was left holding less than a
+// quorum in 2 to 3 of 30 hand-overs). Give the operator's client an attempt
+// timeout at least as long as the services'. The tombstones expire by
+// themselves if this client goes away between the steps.
+func (t *Tools) ForceUnlock(ctx context.Context, name, by string) (int, error) {
+	if name == "" {
+		return 0, errors.New("quorumlock: empty lock name")
+	}
+	if by == "" {
+		return 0, errors.New("quorumlock: ForceUnlock needs who does it (by), e.g. an operator's login; it is recorded next to the lock")
+	}
+	settle := t.cfg.AttemptTimeout
+	hold := settle + 2*t.cfg.ReleaseTimeout + time.Second
+	removed := make([]bool, len(t.nodes))
+	// each runs f on every node under the release timeout; a node's error
+	// is kept from the first step that failed there.
+	errs := make([]error, len(t.nodes))
+	each := func(ctx context.Context, f func(ctx context.Context, i int, n *node.Node) error) {
+		for i, err := range fanout.All(len(t.nodes), func(i int) error {
+			cctx, cancel := context.WithTimeout(ctx, t.cfg.ReleaseTimeout)
+			defer cancel()
+			return f(cctx, i, t.nodes[i])
+		}) {
+			if err != nil && errs[i] == nil {
+				errs[i] = &multilock.NodeError{Node: t.nodes[i].Name(), Err: err}
+			}
+		}
+	}
+	each(ctx, func(ctx context.Context, i int, n *node.Node) error {
+		var err error
+		removed[i], err = n.ForceRelease(ctx, name, node.Force{By: by, Hold: hold})
+		return err
+	})
+	// Not cut short by ctx: ending the tombstones early is what must not
+	// happen, and step two should run even for a caller that gave up.
+	time.Sleep(settle)
+	each(context.WithoutCancel(ctx), func(ctx context.Context, _ int, n *node.Node) error { return n.FinishForce(ctx, name) })
+	count := 0
+	for _, r := range removed {
+		if r {
+			count++
+		}
+	}
+	return count, errors.Join(errs...)
+}
