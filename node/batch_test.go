@@ -96,15 +96,17 @@ func TestBatchedCallKeepsItsDeadline(t *testing.T) {
 		}
 	}()
 
-	// The flight: a call with a long deadline occupies the node's one
-	// flight while the server is stopped.
+	// The flights: calls with a long deadline occupy every flight of the
+	// node while the server is stopped.
 	flightCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	flight := make(chan error, 1)
-	go func() {
-		_, err := n.Lock("first", "o", "a", false).Release(flightCtx)
-		flight <- err
-	}()
+	flight := make(chan error, n.batch.flights)
+	for i := range n.batch.flights {
+		go func() {
+			_, err := n.Lock(fmt.Sprint("first-", i), "o", "a", false).Release(flightCtx)
+			flight <- err
+		}()
+	}
 	waitFor(t, func() bool { n.batch.mu.Lock(); defer n.batch.mu.Unlock(); return n.batch.busy == n.batch.flights })
 
 	// Queued behind it: a short deadline.
@@ -140,7 +142,9 @@ func TestBatchedCallKeepsItsDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed = true
-	<-flight
+	for range n.batch.flights {
+		<-flight
+	}
 	if err := <-live; err != nil {
 		t.Fatalf("live call queued behind the flight: %v", err)
 	}
