@@ -256,6 +256,9 @@ func (c *Client) Check(ctx context.Context, names ...string) (*CheckReport, erro
 		r.Placements = append(r.Placements, p.placements...)
 	}
 	r.Findings = c.findings(r)
+	if f, ok := c.reachFinding(r); ok { // reach.go
+		r.Findings = append(r.Findings, f)
+	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return int(b.Severity - a.Severity) })
 	return r, nil
 }
