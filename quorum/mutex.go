@@ -242,7 +242,8 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		signal  chan struct{}
 		watches []*node.Watch
 		won     bool
-		splits  int // failed attempts in a row that some nodes granted
+		splits  int         // failed attempts in a row that some nodes granted
+		seen    attemptErrs // the best error per node across attempts (attempterrs.go)
 	)
 	defer func() {
 		for _, w := range watches {
@@ -255,7 +256,11 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			won = true
 			return m.newLease(ml, owner)
 		}
+		seen.add(err)
 		if stop, err := givesUp(ctx, err); stop {
+			if ctx.Err() != nil {
+				return nil, seen.final(ctx, err)
+			}
 			return nil, err
 		}
 		if watches == nil {
@@ -308,7 +313,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, errors.Join(err, ctx.Err())
+			return nil, seen.final(ctx, err)
 		}
 		t.Stop()
 	}

@@ -58,7 +58,11 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "%s: %d/%d votes, acquired in %v, drift allowance %v, validity %v, token %d\n",
 		r.Name, granted, len(r.Votes), r.Elapsed.Round(time.Microsecond), r.Drift, r.Validity.Round(time.Millisecond), r.Token)
 	for _, v := range r.Votes {
-		fmt.Fprintf(&b, "  %-22s %-8v %s\n", v.Node, v.RTT.Round(time.Microsecond), v.Reason)
+		rtt := v.RTT.Round(time.Microsecond).String()
+		if !v.Answered {
+			rtt = "-"
+		}
+		fmt.Fprintf(&b, "  %-22s %-8s %s\n", v.Node, rtt, v.Reason)
 	}
 	return b.String()
 }

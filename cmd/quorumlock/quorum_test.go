@@ -59,3 +59,27 @@ func TestNoQuorumFailsTheTools(t *testing.T) {
 		}
 	}
 }
+
+// lock --wait with 2 of 3 nodes down: a short error on stderr naming both
+// nodes and why (connection refused), no go-redis pool logs, exit 75.
+func TestLockWaitNodesDownDiagnostics(t *testing.T) {
+	bin := buildCLI(t)
+	live := localredis.StartT(t, localredis.Config{})
+	dead1, dead2 := deadAddr(t), deadAddr(t)
+	nodes := strings.Join([]string{"redis://" + live.Addr(), "redis://" + dead1, "redis://" + dead2}, ",")
+	code, out, stderr := runBin(t, bin, []string{"QUORUMLOCK_NODES="}, "lock", "--nodes", nodes, "--wait", "2s", "job", "--", "true")
+	if code != exitNotObtained {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitNotObtained, out, stderr)
+	}
+	if n := strings.Count(stderr, "\n"); n > 8 {
+		t.Errorf("%d lines on stderr:\n%s", n, stderr)
+	}
+	if strings.Contains(stderr, "redis: ") || strings.Contains(stderr, "pool") {
+		t.Errorf("go-redis logs on stderr:\n%s", stderr)
+	}
+	for _, d := range []string{dead1, dead2} {
+		if !strings.Contains(stderr, d+": dial tcp "+d+": connect: connection refused") {
+			t.Errorf("stderr does not say %s refused connections:\n%s", d, stderr)
+		}
+	}
+}
