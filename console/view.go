@@ -35,7 +35,8 @@ type lockRow struct {
 	Name        string
 	Verdict     string // held, minority, free, unknown
 	Summary     string // one line for people
-	Holder      string
+	Holder      string // the holder's label (quorum.OwnerLabel)
+	HolderID    string // the holder's full owner string
 	Holds       int64
 	TTL         string
 	Fence       int64
@@ -47,15 +48,16 @@ type lockRow struct {
 
 // cell is one node's view of one lock: a TTL bar and a label.
 type cell struct {
-	Node  string
-	Class string // holder, other, absent, silent
-	Pct   float64
-	Label string
-	Err   string
-	Owner string
-	Holds int64
-	Fence int64
-	Mode  string
+	Node    string
+	Class   string // holder, other, absent, silent
+	Pct     float64
+	Label   string
+	Err     string
+	Owner   string // the label (quorum.OwnerLabel)
+	OwnerID string // the full owner
+	Holds   int64
+	Fence   int64
+	Mode    string
 }
 
 func (s *Console) view(r *http.Request) pageData {
@@ -125,9 +127,9 @@ func row(in quorum.Inspection, scale time.Duration) lockRow {
 		holders[h] = true
 	}
 	if len(in.Holders) > 0 {
-		lr.Holder = in.Holders[0]
+		lr.Holder, lr.HolderID = quorum.OwnerLabel(in.Holders[0]), strings.Join(in.Holders, ", ")
 		if len(in.Holders) > 1 {
-			lr.Holder = fmt.Sprintf("%s +%d", in.Holders[0], len(in.Holders)-1)
+			lr.Holder = fmt.Sprintf("%s +%d", lr.Holder, len(in.Holders)-1)
 		}
 	}
 	if in.TTL > 0 {
@@ -161,11 +163,12 @@ func row(in quorum.Inspection, scale time.Duration) lockRow {
 				if holders[o] {
 					c.Class = "holder"
 				}
-				if c.Owner == "" || holders[o] {
-					c.Owner, c.Holds = o, k
+				if c.OwnerID == "" || holders[o] {
+					c.OwnerID, c.Holds = o, k
 				}
 			}
-			if c.Owner == lr.Holder || holders[c.Owner] {
+			c.Owner = quorum.OwnerLabel(c.OwnerID)
+			if holders[c.OwnerID] {
 				lr.Holds = max(lr.Holds, c.Holds)
 			}
 			c.Label = dur(ns.TTL)

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/drift"
@@ -60,6 +59,8 @@ type config struct {
 	prefix         string
 	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
 	safety         safetyConfig // WithWait, WithRestartDetection, WithPreflight (safety.go)
+	label          string       // WithLabel (label.go)
+	labelSet       bool
 }
 
 // Option configures a Client.
@@ -169,7 +170,11 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cfg.clock == nil {
 		return nil, errors.New("quorum: nil clock")
 	}
-	c := &Client{cfg: cfg, id: uuid.NewString(), workers: multilock.NewWorkers(256)}
+	id, err := clientID(cfg) // label.go
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, id: id, workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {

@@ -126,7 +126,7 @@ func verdictLine(in quorum.Inspection) string {
 	n := len(in.Nodes)
 	switch in.Verdict {
 	case quorum.HeldByQuorum:
-		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", strings.Join(in.Holders, ", "), in.Quorum, n, in.Answered)
+		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", holderNames(in.Holders), in.Quorum, n, in.Answered)
 	case quorum.MinorityOnly:
 		return fmt.Sprintf("leftovers on a minority of nodes, no owner has %d of %d: they block nobody and expire with their TTL", in.Quorum, n)
 	case quorum.Unknown:

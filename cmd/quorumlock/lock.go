@@ -78,6 +78,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	try := fs.Bool("try", false, "do not wait: exit 75 at once if the lock is held")
 	grace := fs.Duration("grace", 5*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	fencing := fs.Bool("fencing", false, "take a fencing token and pass it to the command as QUORUMLOCK_TOKEN")
+	owner := fs.String("owner", "", "who holds the lock, as locks, inspect and the console show it (default host:pid); a label only: a unique id is still added, so two commands with one --owner never share the lock")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -104,6 +105,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	opts := []quorum.Option{quorum.WithTTL(*ttl)}
+	if *owner != "" {
+		opts = append(opts, quorum.WithLabel(*owner))
+	}
 	if *fencing {
 		opts = append(opts, quorum.WithFencing())
 	}
@@ -121,6 +125,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	started := time.Now()
 	// Unlock however the command ends, on a context that outlives a
 	// cancelled caller (Unlock bounds its own calls).
 	unlock := func() error { return lease.Unlock(context.WithoutCancel(ctx)) }
@@ -149,6 +154,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	case waitErr = <-exited:
 	case <-lease.Done():
 		why = context.Cause(lease.Context())
+		if f := forcedSince(c, name, started); f != "" {
+			why = fmt.Errorf("%w: %s", why, f)
+		}
 		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%v); stopping the command\n", name, why)
 		waitErr = stop(cmd, exited, *grace)
 	case <-ctx.Done():
@@ -203,6 +211,18 @@ func acquire(ctx context.Context, m *quorum.Mutex, wait time.Duration, try bool)
 		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %v", m.Name(), how, err)}
 	}
 	return nil, err
+}
+
+// forcedSince says who force-unlocked name and when, if a force-unlock is
+// recorded since the lease began; "" otherwise.
+func forcedSince(c *quorum.Client, name string, since time.Time) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	in, err := c.Inspect(ctx, name)
+	if err != nil || in.Forced == nil || in.Forced.At.Before(since.Add(-time.Second)) {
+		return ""
+	}
+	return fmt.Sprintf("force-unlocked by %s at %s", in.Forced.By, in.Forced.At.Format("2006-01-02 15:04:05 MST"))
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL after grace.

@@ -165,9 +165,11 @@ type jsonForced struct {
 }
 
 type jsonInspection struct {
-	Name     string      `json:"name"`
-	Verdict  string      `json:"verdict"`
-	Holders  []string    `json:"holders"`
+	Name    string   `json:"name"`
+	Verdict string   `json:"verdict"`
+	Holders []string `json:"holders"`
+	// Labels are the holders' labels (quorum.OwnerLabel), in the same order.
+	Labels   []string    `json:"holder_labels"`
 	Mode     string      `json:"mode,omitempty"`
 	TTLms    int64       `json:"ttl_ms"`
 	Fence    int64       `json:"fence"`
@@ -184,6 +186,10 @@ func jsonInspections(list []quorum.Inspection) []jsonInspection {
 			TTLms: in.TTL.Milliseconds(), Fence: in.Fence, Quorum: in.Quorum, Answered: in.Answered}
 		if j.Holders == nil {
 			j.Holders = []string{}
+		}
+		j.Labels = make([]string, len(j.Holders))
+		for i, h := range j.Holders {
+			j.Labels[i] = quorum.OwnerLabel(h)
 		}
 		if f := in.Forced; f != nil {
 			j.Forced = &jsonForced{By: f.By, At: f.At, Removed: f.Removed}

@@ -48,5 +48,12 @@ func untrusted(what string, answered, n, need int, errs []*quorum.NodeError) err
 		what, answered, n, need, silentNodes(errs))}
 }
 
-// holderNames is the holders for a person.
-func holderNames(holders []string) string { return strings.Join(holders, ",") }
+// holderNames is the holders for a person: their labels (quorum.OwnerLabel:
+// host:pid, or what lock --owner / quorum.WithLabel gave).
+func holderNames(holders []string) string {
+	labels := make([]string, len(holders))
+	for i, h := range holders {
+		labels[i] = quorum.OwnerLabel(h)
+	}
+	return strings.Join(labels, ",")
+}
