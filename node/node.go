@@ -167,7 +167,8 @@ func (n *Node) Prefix() string { return n.prefix }
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
 	err := n.run(ctx, fn)
 	if err != nil {
-		n.warm(err) // warm.go
+		n.warm(err)          // warm.go
+		err = permError(err) // perm.go
 	}
 	return err
 }

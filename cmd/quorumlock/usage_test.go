@@ -37,6 +37,8 @@ func TestUsageErrorsOnStderr(t *testing.T) {
 		{[]string{"inspect", "a", "b"}, []string{"one NAME only"}},
 		{[]string{"lock", "--bogus", "x", "true"}, []string{"flag provided but not defined: -bogus"}},
 		{[]string{"unlock", "x"}, []string{"without --force", "quorumlock inspect x"}},
+		{[]string{"demo", "--nodes", "3"}, []string{"--node-count 3"}},
+		{[]string{"check", "--wait", "1"}, []string{"check --wait is now --replicas 1"}},
 		{[]string{"nosuch"}, []string{`unknown command "nosuch"`}},
 		{[]string{"--bogus", "locks"}, []string{"unknown global flag --bogus"}},
 		{nil, []string{"give a command", "Usage:"}},
