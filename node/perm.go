@@ -29,6 +29,8 @@ func (e *PermissionError) Error() string {
 		what = fmt.Sprintf("the Redis user may not run %s (called by the %s script); grant it: ACL SETUSER <user> +%s", strings.ToUpper(e.Command), e.Script, e.Command)
 	case e.Command != "":
 		what = fmt.Sprintf("the Redis user may not run %s; grant it: ACL SETUSER <user> +%s", strings.ToUpper(e.Command), e.Command)
+	case e.Script != "":
+		what = fmt.Sprintf("the Redis user may not run a command the %s script calls", e.Script)
 	default:
 		what = "the Redis user may not touch the lock's keys or channels; grant them: ACL SETUSER <user> ~" + DefaultPrefix + "* &" + DefaultPrefix + "* (with your key prefix)"
 	}
@@ -66,6 +68,7 @@ func init() {
 		"rw-acquire":    promoted(acquireLibLua + rwAcquireLua),
 		"rw-release":    promoted(rwReleaseLua),
 		"rw-extend":     promoted(rwExtendLua),
+		"read-lock":     readLockLua,
 	} {
 		sum := sha1.Sum([]byte(src))
 		scriptNames[hex.EncodeToString(sum[:])] = struct{ name, src string }{name, src}

@@ -20,9 +20,10 @@ const (
 		"+hello +ping +evalsha +eval +script|load +subscribe +unsubscribe +time " +
 		// what the Lua scripts and the fast path call
 		"+set +get +del +exists +pttl +pexpire +publish +hset +hget +hmget +hdel +hexists +hgetall +hincrby +hlen +incr +zadd +zrem +zscore +zrangebyscore"
-	// aclOperator: quorumlock locks, inspect, unlock --force and check add
-	// SCAN and the reads of Inspect (in MULTI/EXEC), INFO and CONFIG GET.
-	aclOperator = aclLockClient + " +scan +type +multi +exec +info +config|get"
+	// aclOperator: quorumlock locks, inspect, unlock --force, check and the
+	// console add SCAN, the reads of Inspect (in MULTI/EXEC), ZCOUNT (the
+	// fair lines), INFO and CONFIG GET.
+	aclOperator = aclLockClient + " +scan +type +multi +exec +zcount +info +config|get"
 )
 
 // aclServers starts n servers with the given users (name → rules) and a
@@ -140,6 +141,9 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	}
 	if in, err := ops.Inspect(ctx, "acl/held"); err != nil || in.Verdict != quorum.HeldByQuorum {
 		t.Fatalf("Inspect: %v %+v", err, in)
+	}
+	if _, err := ops.Queued(ctx, "acl/held", "acl/fair"); err != nil {
+		t.Fatalf("Queued: %v", err)
 	}
 	if r, err := ops.Check(ctx); err != nil || r.Worst() >= quorum.Problem {
 		t.Fatalf("Check: %v\n%s", err, r)
