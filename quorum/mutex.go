@@ -15,6 +15,7 @@ import (
 type mutexConfig struct {
 	owner     string
 	leaseTime time.Duration
+	ttl       time.Duration // WithLockTTL (locktl.go); 0: the client's
 }
 
 // MutexOption configures a Mutex.
@@ -82,6 +83,9 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 			return nil, err
 		}
 	}
+	if err := checkLockTTL(m.cfg.ttl, c.cfg.factor); err != nil {
+		return nil, err
+	}
 	m.keys = make([][]node.Keys, len(m.names))
 	for j, name := range m.names {
 		m.keys[j] = make([]node.Keys, len(c.nodes))
@@ -98,6 +102,9 @@ func (m *Mutex) Name() string { return strings.Join(m.names, ",") }
 func (m *Mutex) ttl() time.Duration {
 	if m.cfg.leaseTime > 0 {
 		return m.cfg.leaseTime
+	}
+	if m.cfg.ttl > 0 {
+		return m.cfg.ttl
 	}
 	return m.c.cfg.ttl
 }
