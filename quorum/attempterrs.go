@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/quorumlock/quorumlock/multilock"
 )
@@ -20,7 +21,10 @@ type attemptErrs struct {
 // answer, a deadline) says least; "held by another owner" more; any other
 // failure (connection refused, a permission, a WAIT or restart gate) most.
 func rank(err error) int {
+	var ne net.Error
 	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return 0
 	case errors.Is(err, multilock.ErrNoAnswer), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return 0
 	case errors.Is(err, multilock.ErrRefused):

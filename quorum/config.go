@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -69,7 +70,9 @@ func CloseAll(clients []redis.UniversalClient) error {
 	return errors.Join(errs...)
 }
 
-// Dial builds a Client from node URLs (see ParseNodes). Close on the returned
+// Dial builds a Client from node URLs (see ParseNodes) and connects to every
+// node in parallel, for at most a second (Client.Warm), so the first
+// attempt does not spend its short deadlines dialling. Close on the returned
 // client also closes the go-redis clients it made.
 func Dial(urls string, opts ...Option) (*Client, error) {
 	clients, err := ParseNodes(urls)
@@ -82,6 +85,11 @@ func Dial(urls string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.owned = clients
+	// Connected before the first attempt (warmup.go); nodes that do not
+	// answer yet are the first attempt's business.
+	ctx, cancel := context.WithTimeout(context.Background(), dialWarmTimeout)
+	_ = c.Warm(ctx)
+	cancel()
 	return c, nil
 }
 

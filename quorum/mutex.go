@@ -183,7 +183,7 @@ func (m *Mutex) try(ctx context.Context, owner string) (*multilock.MultiLock, ti
 	}
 	_, wait, _, err := m.observedAcquire(actx, ml) // observer.go
 	if err != nil {
-		err = withCtxErr(ctx, err)
+		err = markUnanswered(withCtxErr(ctx, err)) // warmup.go
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// Some nodes granted, too few: a split vote between
