@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,7 @@ type config struct {
 	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
 	safety         safetyConfig // WithWait, WithRestartDetection, WithPreflight (safety.go)
 	label          string       // WithLabel (label.go)
+	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
 	labelSet       bool
 }
 

@@ -251,6 +251,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		won     bool
 		splits  int         // failed attempts in a row that some nodes granted
 		seen    attemptErrs // the best error per node across attempts (attempterrs.go)
+		self    selfWait    // waiting on a lease of this handle (locker.go)
 	)
 	defer func() {
 		for _, w := range watches {
@@ -264,6 +265,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			return m.newLease(ml, owner)
 		}
 		seen.add(err)
+		m.checkSelfWait(ctx, &self)
 		if stop, err := givesUp(ctx, err); stop {
 			if ctx.Err() != nil {
 				return nil, seen.final(ctx, err)

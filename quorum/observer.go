@@ -147,6 +147,7 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
 			c.observer = addObserver(c.observer, logObserver{l})
+			c.logger = l // the self-wait warning (locker.go)
 		}
 	}
 }
