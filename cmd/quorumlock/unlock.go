@@ -44,7 +44,11 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	before, _ := c.Inspect(ctx, name)
 	if before.Verdict == quorum.HeldByQuorum {
-		fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before.Holders), strings.Join(before.Holders, ", "))
+		if ids := strings.Join(before.Holders, ", "); ids != holderNames(before.Holders) {
+			fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before.Holders), ids)
+		} else {
+			fmt.Fprintf(out, "%s was held by %s\n", name, ids)
+		}
 	} else {
 		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
 	}
