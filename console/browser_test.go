@@ -108,6 +108,25 @@ func TestBrowserForceUnlock(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = lease.Unlock(context.Background()) })
 
+	// A fair lock with a long name, held by the default label (host:pid),
+	// with one waiter in line: the widest row the page has to fit.
+	const fairName = "reports/2026/11/nightly-billing-reconciliation"
+	fm, _ := c.FairMutex(fairName)
+	fl, err := fm.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fl.Unlock(context.Background()) })
+	fctx, fcancel := context.WithCancel(ctx)
+	fdone := make(chan struct{})
+	go func() {
+		defer close(fdone)
+		if l, err := fm.Lock(fctx); err == nil {
+			_ = l.Unlock(context.Background())
+		}
+	}()
+	t.Cleanup(func() { fcancel(); <-fdone })
+
 	con, err := New(c, WithToken("e2e-token"), WithRefresh(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +202,48 @@ func TestBrowserForceUnlock(t *testing.T) {
 	holder, err := chromedp.Run(tctx, textNow(row+` td.holder`))
 	if err != nil || holder != "worker-1" {
 		t.Fatalf("holder shown %q (%v), want worker-1", holder, err)
+	}
+
+	// The token was swapped for a cookie: the address bar has none, and the
+	// page's fetches (fragment, JSON) still work.
+	search, err := chromedp.Run(tctx, chromedp.Evaluate[string](`location.search`))
+	if err != nil || strings.Contains(search, "token") {
+		t.Fatalf("the token is still in the address: %q (%v)", search, err)
+	}
+	apiStatus, err := chromedp.Run(tctx, chromedp.Evaluate[float64](`fetch('api/locks').then(r => r.status)`, chromedp.EvalAwaitPromise))
+	if err != nil || apiStatus != 200 {
+		t.Fatalf("JSON endpoint from the page: %v (%v)", apiStatus, err)
+	}
+	// Held for, and the fair lock's line.
+	fairRow := `tr[data-lock="` + fairName + `"]`
+	err = chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Poll[chromedp.Void](`(() => { const td = document.querySelector('`+fairRow+` td.waiters'); return td && td.textContent.trim() === '1'; })()`,
+			chromedp.WithPollingTimeout(10*time.Second))(ctx, tg)
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("the fair lock's waiter is not shown: %v", err)
+	}
+	if held, err := chromedp.Run(tctx, textNow(row+` td.held-for`)); err != nil || held == "" {
+		t.Fatalf("held for: %q (%v)", held, err)
+	}
+	// At 1280 px with 3 nodes the page does not scroll sideways and every
+	// force-unlock button is inside the window.
+	layout, err := chromedp.Run(tctx, chromedp.Evaluate[string](`(() => {
+		const w = document.documentElement.clientWidth, sw = document.documentElement.scrollWidth;
+		const out = [];
+		if (sw > w) out.push('page scrolls sideways: ' + sw + ' > ' + w);
+		for (const b of document.querySelectorAll('button[data-force]')) {
+			const r = b.getBoundingClientRect();
+			if (r.right > w || r.left < 0) out.push('button of ' + b.dataset.force + ' at ' + r.left + '..' + r.right + ' outside 0..' + w);
+		}
+		return out.join('; ');
+	})()`))
+	if err != nil || layout != "" {
+		t.Errorf("layout at 1280 px: %s (%v)", layout, err)
+	}
+	if err := chromedp.Do(tctx, screenshot(t, dir, "console-1280.png")); err != nil {
+		t.Fatal(err)
 	}
 
 	err = chromedp.Do(tctx,

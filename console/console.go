@@ -2,7 +2,9 @@ package console
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
@@ -39,9 +41,13 @@ type config struct {
 // Option configures a Console.
 type Option func(*config)
 
-// WithToken requires token on every request (header "Authorization: Bearer
-// <token>", header "X-Quorumlock-Token" or query "token"). Default none, which
-// Serve allows on loopback addresses only.
+// WithToken requires token on every request: header "Authorization: Bearer
+// <token>" or "X-Quorumlock-Token" (scripts, the JSON endpoint), or the
+// console's session cookie. A browser opens the page once with ?token=<token>;
+// the console answers with an HttpOnly, SameSite=Strict cookie and a
+// redirect to the same page without the token, so the token stays out of
+// the page's links, the browser history and access logs from then on.
+// Default none, which Serve allows on loopback addresses only.
 func WithToken(token string) Option { return func(c *config) { c.token = token } }
 
 // WithPattern sets which lock names the page lists, as a glob ("orders/*").
@@ -63,8 +69,13 @@ type Console struct {
 	c       *quorum.Client
 	cfg     config
 	formKey string // per-process key every force-unlock form carries (CSRF)
+	session string // the session cookie's value: a MAC of the token under a per-process key
 	mux     *http.ServeMux
+	seen    heldSince // when this console first saw each holder (held.go)
 }
+
+// sessionCookie is the name of the cookie a token is exchanged for.
+const sessionCookie = "quorumlock_session"
 
 // New returns the console of client c. The client stays the caller's.
 func New(c *quorum.Client, opts ...Option) (*Console, error) {
@@ -86,9 +97,15 @@ func New(c *quorum.Client, opts ...Option) (*Console, error) {
 		return nil, err
 	}
 	s := &Console{c: c, cfg: cfg, formKey: hex.EncodeToString(key)}
+	if cfg.token != "" {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(cfg.token))
+		s.session = hex.EncodeToString(mac.Sum(nil))
+	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.page)
 	s.mux.HandleFunc("GET /locks", s.fragment)
+	s.mux.HandleFunc("GET /api/locks", s.api) // api.go
 	s.mux.HandleFunc("POST /unlock", s.unlock)
 	return s, nil
 }
@@ -102,10 +119,19 @@ func (s *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	if r.URL.Path == "/healthz" {
+		// No token: a load balancer or an orchestrator asks, and the
+		// answer names no node and no lock (api.go).
+		s.healthz(w, r)
+		return
+	}
 	if s.cfg.token != "" {
+		if r.Method == http.MethodGet && r.URL.Query().Has("token") && s.exchange(w, r) {
+			return
+		}
 		if !s.tokenOK(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="quorumlock console"`)
-			http.Error(w, "quorumlock console: token required: open the page with ?token=<token> or send Authorization: Bearer <token>", http.StatusUnauthorized)
+			http.Error(w, "quorumlock console: token required: open the page once with ?token=<token> (it is swapped for a cookie) or send Authorization: Bearer <token>", http.StatusUnauthorized)
 			return
 		}
 	} else if !loopbackHost(r.Host) {
@@ -118,13 +144,39 @@ func (s *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Console) tokenOK(r *http.Request) bool {
-	got := r.URL.Query().Get("token")
 	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		got = v
-	} else if v := r.Header.Get("X-Quorumlock-Token"); v != "" {
-		got = v
+		return subtle.ConstantTimeCompare([]byte(v), []byte(s.cfg.token)) == 1
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.token)) == 1
+	if v := r.Header.Get("X-Quorumlock-Token"); v != "" {
+		return subtle.ConstantTimeCompare([]byte(v), []byte(s.cfg.token)) == 1
+	}
+	if ck, err := r.Cookie(sessionCookie); err == nil {
+		return subtle.ConstantTimeCompare([]byte(ck.Value), []byte(s.session)) == 1
+	}
+	return false
+}
+
+// exchange swaps a right ?token= for the session cookie and redirects to
+// the same URL without the token. It reports whether it answered (false
+// for a wrong token, which then meets the 401).
+func (s *Console) exchange(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	if subtle.ConstantTimeCompare([]byte(q.Get("token")), []byte(s.cfg.token)) != 1 {
+		return false
+	}
+	// A wrong header beats a right query: the caller said who it is.
+	if r.Header.Get("Authorization") != "" || r.Header.Get("X-Quorumlock-Token") != "" {
+		return false
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: s.session, Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	})
+	q.Del("token")
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+	return true
 }
 
 // loopbackHost reports whether a Host header (host or host:port) names the
@@ -140,17 +192,6 @@ func loopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// tokenQuery is the query suffix that carries the token in the page's own
-// links and fetches ("" without a token). Whoever sees the page already
-// holds the token.
-func (s *Console) tokenQuery() url.Values {
-	v := url.Values{}
-	if s.cfg.token != "" {
-		v.Set("token", s.cfg.token)
-	}
-	return v
 }
 
 func (s *Console) page(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +246,7 @@ func (s *Console) unlock(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	who := fmt.Sprintf("%s (console %s)", by, r.RemoteAddr)
 	n, err := s.c.Admin().ForceUnlock(ctx, name, who)
-	q := s.tokenQuery()
+	q := url.Values{}
 	q.Set("name", name)
 	if err != nil {
 		q.Set("flash", fmt.Sprintf("Force-unlock of %s: removed on %d nodes; errors: %v", name, n, err))

@@ -97,6 +97,7 @@ func TestTokenOnEveryRequest(t *testing.T) {
 	}
 	srv := httptest.NewServer(con)
 	t.Cleanup(srv.Close)
+	srv.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	tests := []struct {
 		name string
 		path string
@@ -105,12 +106,16 @@ func TestTokenOnEveryRequest(t *testing.T) {
 	}{
 		{"no token", "/", nil, http.StatusUnauthorized},
 		{"no token fragment", "/locks", nil, http.StatusUnauthorized},
+		{"no token json", "/api/locks", nil, http.StatusUnauthorized},
 		{"wrong token", "/?token=nope", nil, http.StatusUnauthorized},
-		{"query", "/?token=s3cret", nil, http.StatusOK},
+		{"query is swapped for a cookie", "/?token=s3cret", nil, http.StatusSeeOther},
 		{"bearer", "/locks", map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
+		{"bearer json", "/api/locks", map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
 		{"header", "/", map[string]string{"X-Quorumlock-Token": "s3cret"}, http.StatusOK},
 		{"wrong bearer beats right query", "/?token=s3cret", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized},
-		{"any host with a token", "/?token=s3cret", map[string]string{"Host": "console.example:80"}, http.StatusOK},
+		{"any host with a token", "/", map[string]string{"Host": "console.example:80", "X-Quorumlock-Token": "s3cret"}, http.StatusOK},
+		{"forged cookie", "/", map[string]string{"Cookie": sessionCookie + "=s3cret"}, http.StatusUnauthorized},
+		{"healthz needs no token", "/healthz", nil, http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,8 +124,35 @@ func TestTokenOnEveryRequest(t *testing.T) {
 			}
 		})
 	}
+	// The token in the query is swapped for an HttpOnly, SameSite=Strict
+	// cookie and a redirect to the same page without it; the cookie then
+	// opens the page, the fragment and the JSON.
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/?token=s3cret&name=orders%2F42", nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || strings.Contains(loc, "token") || !strings.Contains(loc, "name=orders%2F42") {
+		t.Fatalf("exchange: %d, Location %q", resp.StatusCode, loc)
+	}
+	var ck *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			ck = c
+		}
+	}
+	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || strings.Contains(ck.Value, "s3cret") {
+		t.Fatalf("session cookie: %+v", ck)
+	}
+	for _, path := range []string{"/", "/locks", "/api/locks"} {
+		code, body := get(t, srv, path, map[string]string{"Cookie": ck.String()})
+		if code != http.StatusOK || strings.Contains(body, "s3cret") {
+			t.Fatalf("GET %s with the cookie: %d (token in the body: %v)", path, code, strings.Contains(body, "s3cret"))
+		}
+	}
 	// POST without the token is refused before anything else.
-	resp, err := srv.Client().PostForm(srv.URL+"/unlock", url.Values{"name": {"x"}})
+	resp, err = srv.Client().PostForm(srv.URL+"/unlock", url.Values{"name": {"x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

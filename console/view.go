@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ type pageData struct {
 	Quorum    int // 0 when no lock was seen to tell
 	Pattern   string
 	RefreshMS int64
-	Token     string // carried in the page's own links (empty without one)
 	LiveURL   string // what the page fetches to refresh itself
+	APIURL    string // the same as JSON
 	Name      string // the ?name= asked for
 	Cols      int
 	FormKey   string
@@ -29,55 +30,67 @@ type pageData struct {
 	ListErr   string
 	Detail    *lockRow // ?name=: one lock in full, also when free
 	Flash     string
+	at        time.Time
 }
 
 type lockRow struct {
-	Name        string
-	Verdict     string // held, minority, free, unknown
-	Summary     string // one line for people
-	Holder      string
-	Holds       int64
-	TTL         string
-	Fence       int64
-	Mode        string
-	Forced      string // who force-unlocked it and when, in full
-	ForcedShort string // the same, short, with its age
-	Cells       []cell
+	Name     string `json:"name"`
+	Verdict  string `json:"verdict"`             // held, minority, free, unknown
+	Summary  string `json:"summary"`             // one line for people
+	Holder   string `json:"holder,omitempty"`    // the holder's label (quorum.OwnerLabel)
+	HolderID string `json:"holder_id,omitempty"` // the holder's full owner string
+	// HeldFor is how long this console has seen the current holder hold
+	// it, "≥ …" when the holder was there at the console's first look.
+	HeldFor   string    `json:"held_for,omitempty"`
+	HeldSince time.Time `json:"held_since,omitzero"`
+	// Waiters is the length of a fair lock's line (0 for a plain lock).
+	Waiters     int    `json:"waiters"`
+	Holds       int64  `json:"holds,omitempty"`
+	TTL         string `json:"ttl,omitempty"`
+	TTLms       int64  `json:"ttl_ms"`
+	Fence       int64  `json:"fence,omitempty"`
+	Mode        string `json:"mode,omitempty"`
+	Forced      string `json:"forced,omitempty"` // who force-unlocked it and when, in full
+	ForcedShort string `json:"-"`                // the same, short, with its age
+	Cells       []cell `json:"nodes"`
 }
 
 // cell is one node's view of one lock: a TTL bar and a label.
 type cell struct {
-	Node  string
-	Class string // holder, other, absent, silent
-	Pct   float64
-	Label string
-	Err   string
-	Owner string
-	Holds int64
-	Fence int64
-	Mode  string
+	Node    string  `json:"node"`
+	Class   string  `json:"state"` // holder, other, absent, silent
+	Pct     float64 `json:"-"`
+	Label   string  `json:"ttl,omitempty"`
+	Err     string  `json:"error,omitempty"`
+	Owner   string  `json:"owner,omitempty"`    // the label (quorum.OwnerLabel)
+	OwnerID string  `json:"owner_id,omitempty"` // the full owner
+	Holds   int64   `json:"holds,omitempty"`
+	Fence   int64   `json:"fence,omitempty"`
+	Mode    string  `json:"mode,omitempty"`
 }
 
 func (s *Console) view(r *http.Request) pageData {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
 	defer cancel()
 	q := r.URL.Query()
+	now := time.Now()
 	d := pageData{
 		Pattern:   s.cfg.pattern,
 		RefreshMS: s.cfg.refresh.Milliseconds(),
-		Token:     s.cfg.token,
 		FormKey:   s.formKey,
-		Updated:   time.Now().Format("15:04:05"),
+		Updated:   now.Format("15:04:05"),
 		Flash:     q.Get("flash"),
 		Name:      q.Get("name"),
+		at:        now,
 	}
-	lq := s.tokenQuery()
+	lq := url.Values{}
 	if d.Name != "" {
 		lq.Set("name", d.Name)
 	}
 	d.LiveURL = "locks?" + lq.Encode()
+	d.APIURL = "api/locks?" + lq.Encode()
 	d.Nodes = s.c.Admin().Nodes()
-	d.Cols = 7 + len(d.Nodes)
+	d.Cols = 9 + len(d.Nodes)
 	list, err := s.c.Admin().List(ctx, s.cfg.pattern)
 	if err != nil {
 		d.ListErr = err.Error()
@@ -102,18 +115,50 @@ func (s *Console) view(r *http.Request) pageData {
 	} else if detail != nil {
 		d.Quorum = detail.Quorum
 	}
-	if len(list) > s.cfg.limit {
+	full := len(list) <= s.cfg.limit
+	if !full {
 		d.More = len(list) - s.cfg.limit
 		list = list[:s.cfg.limit]
 	}
-	for _, in := range list {
-		d.Locks = append(d.Locks, row(in, scale))
+	names := make([]string, len(list))
+	for i, in := range list {
+		names[i] = in.Name
+	}
+	queued, _ := s.c.Admin().Queued(ctx, names...) // a silent node is already in ListErr
+	seen := map[string]bool{}
+	for i, in := range list {
+		lr := row(in, scale)
+		if i < len(queued) {
+			lr.Waiters = queued[i]
+		}
+		s.held(&lr, in, now, seen)
+		d.Locks = append(d.Locks, lr)
+	}
+	if full && err == nil {
+		s.seen.forget(seen)
 	}
 	if detail != nil {
 		r := row(*detail, scale)
+		if q, err := s.c.Admin().Queued(ctx, detail.Name); err == nil {
+			r.Waiters = q[0]
+		}
+		s.held(&r, *detail, now, map[string]bool{})
 		d.Detail = &r
 	}
 	return d
+}
+
+// held fills in how long the console has seen the holder hold the lock.
+func (s *Console) held(lr *lockRow, in admin.Inspection, now time.Time, seen map[string]bool) {
+	if in.Verdict != admin.HeldByQuorum {
+		return
+	}
+	since, bound := s.seen.observe(now, seen, in.Name+"\x00"+strings.Join(in.Holders, ","))
+	lr.HeldSince = since
+	lr.HeldFor = age(now.Sub(since))
+	if bound {
+		lr.HeldFor = "≥ " + lr.HeldFor
+	}
 }
 
 func row(in admin.Inspection, scale time.Duration) lockRow {
@@ -123,13 +168,13 @@ func row(in admin.Inspection, scale time.Duration) lockRow {
 		holders[h] = true
 	}
 	if len(in.Holders) > 0 {
-		lr.Holder = in.Holders[0]
+		lr.Holder, lr.HolderID = admin.OwnerLabel(in.Holders[0]), strings.Join(in.Holders, ", ")
 		if len(in.Holders) > 1 {
-			lr.Holder = fmt.Sprintf("%s +%d", in.Holders[0], len(in.Holders)-1)
+			lr.Holder = fmt.Sprintf("%s +%d", lr.Holder, len(in.Holders)-1)
 		}
 	}
 	if in.TTL > 0 {
-		lr.TTL = dur(in.TTL)
+		lr.TTL, lr.TTLms = dur(in.TTL), in.TTL.Milliseconds()
 	}
 	switch in.Verdict {
 	case admin.HeldByQuorum:
@@ -159,11 +204,12 @@ func row(in admin.Inspection, scale time.Duration) lockRow {
 				if holders[o] {
 					c.Class = "holder"
 				}
-				if c.Owner == "" || holders[o] {
-					c.Owner, c.Holds = o, k
+				if c.OwnerID == "" || holders[o] {
+					c.OwnerID, c.Holds = o, k
 				}
 			}
-			if c.Owner == lr.Holder || holders[c.Owner] {
+			c.Owner = admin.OwnerLabel(c.OwnerID)
+			if holders[c.OwnerID] {
 				lr.Holds = max(lr.Holds, c.Holds)
 			}
 			c.Label = dur(ns.TTL)

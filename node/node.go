@@ -140,7 +140,8 @@ func (n *Node) Keys(name string) Keys {
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
 	err := n.run(ctx, fn)
 	if err != nil {
-		n.warm(err) // warm.go
+		n.warm(err)          // warm.go
+		err = permError(err) // perm.go
 	}
 	return err
 }

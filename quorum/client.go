@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/drift"
@@ -68,6 +68,9 @@ type config struct {
 	noBatch        bool
 	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
 	safety         safetyConfig // WithWait, WithRestartDetection, WithPreflight (safety.go)
+	label          string       // WithLabel (label.go)
+	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
+	labelSet       bool
 }
 
 // Option configures a Client.
@@ -182,7 +185,11 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cfg.clock == nil {
 		return nil, errors.New("quorumlock: nil clock")
 	}
-	c := &Client{cfg: cfg, id: uuid.NewString(), workers: multilock.NewWorkers(256)}
+	id, err := clientID(cfg) // label.go
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, id: id, workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {
@@ -216,23 +223,10 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err := c.initSafety(); err != nil {
 		return nil, err
 	}
-	c.connect()
-	return c, nil
-}
-
-// connectTimeout bounds New's connection set-up to all nodes together.
-const connectTimeout = time.Second
-
-// connect sets up one connection to every node at once (a PING each), so
-// the first attempt does not spend its per-node share (83 ms of the
-// default 250 ms with 3 nodes) on a dial and a handshake: on a loaded host
-// a new client's first TryLock of a free name timed out on every node and
-// read as "not obtained". A node that does not answer within
-// connectTimeout is no error here; the attempts will say what it does.
-func (c *Client) connect() {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Client().Ping(ctx).Err() })
+	_ = c.warm(ctx) // warmup.go
+	cancel()
+	return c, nil
 }
 
 // Admin returns the operator's tools over the client's nodes: the

@@ -5,7 +5,9 @@ import (
 	"errors"
 )
 
-// Do runs fn while holding m: it waits for the lock (Mutex.Lock), runs fn
+// Do runs fn while holding a lock taken by lock, the Lock (or TryLock) of
+// any lock kind: m.Lock, f.Lock of a FairMutex, rw.Lock or rw.RLock of an
+// RWMutex. It takes the lock, runs fn
 // under a context that is cancelled when ctx ends or the lease ends (the
 // watchdog could not renew it: context.Cause is ErrLeaseLost; a fixed lease
 // time ran out: ErrLeaseExpired), and releases the lock however fn returns:
@@ -16,14 +18,17 @@ import (
 // fn was not protected throughout. fn should stop promptly when its context
 // is done and must not keep using the resource afterwards.
 //
+// fn's context carries the lease: LeaseFrom(ctx).Token() is the fencing
+// token to hand to the resource (with WithFencing).
+//
 // It is the Go form of an annotation-driven lock: the lock's scope is the
 // call.
-func Do(ctx context.Context, m *Mutex, fn func(ctx context.Context) error) (err error) {
-	lease, err := m.Lock(ctx)
+func Do(ctx context.Context, lock func(context.Context) (*Lease, error), fn func(ctx context.Context) error) (err error) {
+	lease, err := lock(ctx)
 	if err != nil {
 		return err
 	}
-	fctx, cancel := context.WithCancelCause(ctx)
+	fctx, cancel := context.WithCancelCause(context.WithValue(ctx, leaseKey{}, lease))
 	stop := context.AfterFunc(lease.Context(), func() { cancel(context.Cause(lease.Context())) })
 	defer func() {
 		stop()

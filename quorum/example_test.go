@@ -58,7 +58,7 @@ func ExampleMutex_Lock() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("holding", lease.Name())
+	fmt.Println("holding", lease.Report().Name)
 	// ... the critical section ...
 	if err := lease.Unlock(ctx); err != nil {
 		log.Fatal(err)

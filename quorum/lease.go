@@ -94,11 +94,8 @@ func (l *Lease) Until() time.Time { return l.ml.Until() }
 // strictly increase across successive holders of the same name.
 func (l *Lease) Token() int64 { return l.ml.Token() }
 
-// Owner is the owner identity the lease holds the lock as.
-func (l *Lease) Owner() string { return l.owner }
-
-// Name is the lock's name.
-func (l *Lease) Name() string { return l.m.Name() }
+// name is the lock's name.
+func (l *Lease) name() string { return l.m.name() }
 
 // Context is cancelled when the lease ends; context.Cause tells why
 // (ErrUnlocked, ErrLeaseLost, ErrLeaseExpired, or ErrClosed when the

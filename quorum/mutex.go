@@ -15,6 +15,7 @@ import (
 type mutexConfig struct {
 	owner     string
 	leaseTime time.Duration
+	ttl       time.Duration // WithLockTTL (locktl.go); 0: the client's
 }
 
 // MutexOption configures a Mutex.
@@ -83,6 +84,9 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 			return nil, err
 		}
 	}
+	if err := checkLockTTL(m.cfg.ttl, c.cfg.factor); err != nil {
+		return nil, err
+	}
 	m.keys = make([][]node.Keys, len(m.names))
 	for j, name := range m.names {
 		m.keys[j] = make([]node.Keys, len(c.nodes))
@@ -93,12 +97,15 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	return m, nil
 }
 
-// Name is the lock's name (names joined by "," for a MutexAll).
-func (m *Mutex) Name() string { return strings.Join(m.names, ",") }
+// name is the lock's name (names joined by "," for a MutexAll).
+func (m *Mutex) name() string { return strings.Join(m.names, ",") }
 
 func (m *Mutex) ttl() time.Duration {
 	if m.cfg.leaseTime > 0 {
 		return m.cfg.leaseTime
+	}
+	if m.cfg.ttl > 0 {
+		return m.cfg.ttl
 	}
 	return m.c.cfg.ttl
 }
@@ -208,7 +215,7 @@ func (m *Mutex) try(ctx context.Context, owner string, fa *fairAttempt) (*multil
 		fa.w.note(fa.fls)
 	}
 	if err != nil {
-		err = withCtxErr(ctx, err)
+		err = markUnanswered(withCtxErr(ctx, err)) // warmup.go
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// Some nodes granted, too few: a split vote between
@@ -275,7 +282,9 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		signal  chan struct{}
 		watches []*node.Watch
 		won     bool
-		splits  int // failed attempts in a row that some nodes granted
+		splits  int         // failed attempts in a row that some nodes granted
+		seen    attemptErrs // the best error per node across attempts (attempterrs.go)
+		self    selfWait    // waiting on a lease of this handle (locker.go)
 	)
 	defer func() {
 		for _, w := range watches {
@@ -288,7 +297,12 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			won = true
 			return m.newLease(ml, owner)
 		}
+		seen.add(err)
+		m.checkSelfWait(ctx, &self)
 		if stop, err := givesUp(ctx, err); stop {
+			if ctx.Err() != nil {
+				return nil, seen.final(ctx, err)
+			}
 			return nil, err
 		}
 		if watches == nil {
@@ -341,7 +355,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, errors.Join(err, ctx.Err())
+			return nil, seen.final(ctx, err)
 		}
 		t.Stop()
 	}

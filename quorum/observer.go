@@ -9,46 +9,31 @@ import (
 	"github.com/quorumlock/quorumlock/multilock"
 )
 
-// Op names the lock operation an Event reports.
-type Op uint8
+// Op names the lock operation an Event reports; its value is the name
+// logs and metrics use.
+type Op string
 
 const (
 	// OpAttempt: one acquisition attempt on the nodes was decided. TryLock
 	// makes one; Lock makes one per try while it waits. Votes and Contended
 	// are set.
-	OpAttempt Op = iota + 1
+	OpAttempt Op = "attempt"
 	// OpAcquire: Lock or TryLock returned, with a lease or an error.
 	// Duration is the whole wait, Token the lease's fencing token.
-	OpAcquire
+	OpAcquire Op = "acquire"
 	// OpExtend: a renewal of a held lease, by the watchdog (Watchdog true)
 	// or by Lease.Extend.
-	OpExtend
+	OpExtend Op = "extend"
 	// OpRelease: Unlock gave the lease back. Held is how long the caller
 	// held it; Err is what Unlock returned (it wraps ErrLeaseLost or
 	// ErrLeaseExpired when the lease had ended before).
-	OpRelease
+	OpRelease Op = "release"
 	// OpLost: a lease ended without Unlock: its watchdog could not renew it
 	// (Err wraps ErrLeaseLost) or its fixed lease time ran out
 	// (ErrLeaseExpired). Held is how long it had been held. It is observed
 	// just after the lease's Done channel closes: the holder is told first.
-	OpLost
+	OpLost Op = "lost"
 )
-
-func (o Op) String() string {
-	switch o {
-	case OpAttempt:
-		return "attempt"
-	case OpAcquire:
-		return "acquire"
-	case OpExtend:
-		return "extend"
-	case OpRelease:
-		return "release"
-	case OpLost:
-		return "lost"
-	}
-	return "op?"
-}
 
 // Outcome labels, short and of low cardinality, for metrics and logs.
 const (
@@ -141,6 +126,7 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
 			c.observer = addObserver(c.observer, logObserver{l})
+			c.logger = l // the self-wait warning (locker.go)
 		}
 	}
 }
@@ -153,7 +139,7 @@ func (m *Mutex) observedAcquire(ctx context.Context, ml *multilock.MultiLock) (b
 	}
 	start := time.Now()
 	granted, wait, token, err := ml.Acquire(ctx, m.ttl())
-	e := Event{Op: OpAttempt, Name: m.Name(), Start: start, Duration: time.Since(start), Err: err, Token: token}
+	e := Event{Op: OpAttempt, Name: m.name(), Start: start, Duration: time.Since(start), Err: err, Token: token}
 	outs := ml.Outcomes()
 	e.Votes = make([]Vote, len(outs))
 	for i, x := range outs {
@@ -192,7 +178,7 @@ func (m *Mutex) observeAcquire(ctx context.Context, start time.Time, lease **Lea
 	if o == nil {
 		return
 	}
-	e := Event{Op: OpAcquire, Name: m.Name(), Start: start, Duration: time.Since(start), Err: *err}
+	e := Event{Op: OpAcquire, Name: m.name(), Start: start, Duration: time.Since(start), Err: *err}
 	if *lease != nil {
 		e.Token = (*lease).Token()
 	}
@@ -217,7 +203,7 @@ func (l *Lease) observedExtend(ctx context.Context, watchdog bool) (bool, error)
 	}
 	start := time.Now()
 	ok, err := l.ml.Extend(ctx, l.ttl)
-	e := Event{Op: OpExtend, Name: l.Name(), Start: start, Duration: time.Since(start), Err: err, Token: l.Token(), Watchdog: watchdog}
+	e := Event{Op: OpExtend, Name: l.name(), Start: start, Duration: time.Since(start), Err: err, Token: l.Token(), Watchdog: watchdog}
 	switch {
 	case err == nil:
 		e.Outcome = OutcomeOK
@@ -239,7 +225,7 @@ func (l *Lease) observedRelease(ctx context.Context, ended error) (bool, error) 
 	}
 	start := time.Now()
 	ok, err := l.ml.Release(ctx)
-	e := Event{Op: OpRelease, Name: l.Name(), Start: start, Duration: time.Since(start), Err: errors.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
+	e := Event{Op: OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: errors.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
 	switch {
 	case errors.Is(ended, ErrLeaseExpired):
 		e.Outcome = OutcomeExpired
@@ -262,7 +248,7 @@ func (l *Lease) observeEnd(cause error) {
 		return // an end the holder asked for: its release is observed
 	}
 	now := time.Now()
-	e := Event{Op: OpLost, Name: l.Name(), Outcome: OutcomeLost, Start: now, Err: cause, Token: l.Token(), Held: now.Sub(l.acquired)}
+	e := Event{Op: OpLost, Name: l.name(), Outcome: OutcomeLost, Start: now, Err: cause, Token: l.Token(), Held: now.Sub(l.acquired)}
 	if errors.Is(cause, ErrLeaseExpired) {
 		e.Outcome = OutcomeExpired
 	}
@@ -274,7 +260,7 @@ type logObserver struct{ l *slog.Logger }
 
 func (lo logObserver) Observe(ctx context.Context, e Event) {
 	level := slog.LevelDebug
-	msg := "quorumlock: " + e.Op.String()
+	msg := "quorumlock: " + string(e.Op)
 	switch {
 	case e.Op == OpLost && e.Outcome == OutcomeLost:
 		level, msg = slog.LevelError, "quorumlock: lease lost; the critical section is no longer protected"

@@ -38,7 +38,7 @@ type Report struct {
 // Report describes how the lease was obtained (for a MutexAll of several
 // names, the votes are the members').
 func (l *Lease) Report() Report {
-	r := Report{Name: l.Name(), Elapsed: l.ml.Elapsed(), Drift: drift.Allowance(l.ttl, l.m.c.cfg.factor), Token: l.Token()}
+	r := Report{Name: l.name(), Elapsed: l.ml.Elapsed(), Drift: drift.Allowance(l.ttl, l.m.c.cfg.factor), Token: l.Token()}
 	r.Validity = max(l.ttl-r.Elapsed-r.Drift, 0)
 	for _, o := range l.ml.Outcomes() {
 		r.Votes = append(r.Votes, Vote{Node: o.Node, Granted: o.Granted, Answered: o.Answered, RTT: o.RTT, Err: o.Err, Reason: voteReason(o)})
@@ -58,7 +58,11 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "%s: %d/%d votes, acquired in %v, drift allowance %v, validity %v, token %d\n",
 		r.Name, granted, len(r.Votes), r.Elapsed.Round(time.Microsecond), r.Drift, r.Validity.Round(time.Millisecond), r.Token)
 	for _, v := range r.Votes {
-		fmt.Fprintf(&b, "  %-22s %-8v %s\n", v.Node, v.RTT.Round(time.Microsecond), v.Reason)
+		rtt := v.RTT.Round(time.Microsecond).String()
+		if !v.Answered {
+			rtt = "-"
+		}
+		fmt.Fprintf(&b, "  %-22s %-8s %s\n", v.Node, rtt, v.Reason)
 	}
 	return b.String()
 }

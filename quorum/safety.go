@@ -221,7 +221,8 @@ func voteReason(o multilock.Outcome) string {
 	case o.Granted:
 		return "granted"
 	case !o.Answered:
-		return "no answer before the decision"
+		// Report is of an obtained lease: a quorum granted first.
+		return "not needed: a quorum granted before it answered"
 	case errors.As(o.Err, &we):
 		return "not counted: " + we.Error()
 	case errors.As(o.Err, &re):

@@ -24,7 +24,10 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	ttl := fs.Duration("ttl", 10*time.Second, "the lock TTL your clients use (young servers are compared with it)")
 	fencing := fs.Bool("fencing", false, "your clients use fencing tokens (persistence findings get stricter)")
 	restart := fs.Bool("restart-detection", false, "your clients use restart detection (persistence off is then a notice)")
-	wait := fs.Int("wait", 0, "your clients use WithWait with this many replicas (nodes with fewer are problems)")
+	wait := fs.Int("replicas", 0, "your clients use quorum.WithWait with this many replicas: nodes with fewer connected replicas are problems")
+	fs.Func("wait", "renamed: use --replicas N (lock --wait is a time to wait for the lock)", func(v string) error {
+		return fmt.Errorf("check --wait is now --replicas %s: the replicas your clients' quorum.WithWait asks to acknowledge (lock --wait is a time to wait for a lock)", v)
+	})
 	strict := fs.Bool("strict", false, "fail on warnings too, not only on problems")
 	if err := parse(fs, args); err != nil {
 		return err

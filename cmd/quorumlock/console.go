@@ -54,8 +54,8 @@ func runConsole(ctx context.Context, args []string, out io.Writer) error {
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	if tok != "" {
-		url += "?token=<token>"
+		url += "?token=<token>   (once: the console swaps it for a cookie and drops it from the address)"
 	}
-	fmt.Fprintf(out, "quorumlock console on %s (%d nodes); Ctrl-C stops it\n", url, len(c.Admin().Nodes()))
+	fmt.Fprintf(out, "quorumlock console on %s (%d nodes); JSON at /api/locks, health at /healthz; Ctrl-C stops it\n", url, len(c.Admin().Nodes()))
 	return con.Serve(ctx, ln)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"regexp"
 	"strings"
 	"sync"
@@ -61,8 +62,14 @@ func TestConsoleCommand(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// A browser: it keeps the cookie the token is swapped for.
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Jar: jar}
 	status := func(url string) int {
-		resp, err := http.Get(url)
+		resp, err := browser.Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +83,10 @@ func TestConsoleCommand(t *testing.T) {
 	if got := status("http://" + addr + "/?token=t0ken"); got != http.StatusOK {
 		t.Errorf("with token: %d", got)
 	}
-	http.DefaultClient.CloseIdleConnections()
+	if got := status("http://" + addr + "/api/locks"); got != http.StatusOK {
+		t.Errorf("JSON with the cookie: %d", got)
+	}
+	browser.CloseIdleConnections()
 	cancel()
 	select {
 	case err := <-done:

@@ -34,7 +34,10 @@ type demoConfig struct {
 func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	var cfg demoConfig
 	fs := flags("demo", "start local Redis nodes, run contending workers through the quorum lock, print what happened, stop the nodes", out)
-	fs.IntVar(&cfg.nodes, "nodes", 5, "independent redis-server processes to start")
+	fs.IntVar(&cfg.nodes, "node-count", 5, "independent redis-server processes to start")
+	fs.Func("nodes", "not for demo: it starts its own servers (use --node-count N)", func(v string) error {
+		return fmt.Errorf("demo starts its own servers: give their number with --node-count %s (--nodes is the node URLs of the other commands)", v)
+	})
 	fs.IntVar(&cfg.clients, "clients", 3, "quorum clients (separate connections, as separate processes would have)")
 	fs.IntVar(&cfg.workers, "workers", 6, "contending workers, spread over the clients")
 	fs.IntVar(&cfg.rounds, "rounds", 4, "acquisitions per worker in each phase")
@@ -45,10 +48,10 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if cfg.nodes < 1 || cfg.clients < 1 || cfg.workers < 1 || cfg.rounds < 1 {
-		return fmt.Errorf("%w: --nodes, --clients, --workers and --rounds must be at least 1", errUsage)
+		return fmt.Errorf("%w: --node-count, --clients, --workers and --rounds must be at least 1", errUsage)
 	}
 	if cfg.freeze < 0 || cfg.freeze > cfg.nodes-(cfg.nodes/2+1) {
-		return fmt.Errorf("%w: --freeze %d would leave no majority of %d nodes; at most %d", errUsage, cfg.freeze, cfg.nodes, cfg.nodes-(cfg.nodes/2+1))
+		return fmt.Errorf("%w: --freeze %d would leave no majority of %d nodes: give --freeze %d or less, or more nodes with --node-count", errUsage, cfg.freeze, cfg.nodes, cfg.nodes-(cfg.nodes/2+1))
 	}
 	return demo(ctx, cfg, out)
 }

@@ -3,9 +3,10 @@
 // registers itself; `quorumlock help` lists them and `quorumlock CMD --help`
 // shows a command's flags.
 //
-// Commands that talk to Redis take --nodes: the nodes as redis:// or
-// rediss:// URLs (user, password, DB, TLS) separated by commas, by default
-// $QUORUMLOCK_NODES, the variable quorum.FromEnv reads too:
+// Commands that talk to Redis take --nodes, before or after the command
+// name: the nodes as redis:// or rediss:// URLs (user, password, DB, TLS)
+// separated by commas, by default $QUORUMLOCK_NODES, the variable
+// quorum.FromEnv reads too:
 //
 //	export QUORUMLOCK_NODES=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379
 //
@@ -30,5 +31,15 @@
 // inspect shows one lock on every node with a verdict, locks lists them,
 // unlock --force removes one whoever holds it (recorded with who and when),
 // console serves the same in a browser. demo starts local nodes and runs
-// contending workers through the lock.
+// contending workers through the lock. Holders show as labels: host:pid of
+// the process, or lock --owner NAME.
+//
+// # Errors and exit status
+//
+// Results go to stdout; every error and warning goes to stderr, saying
+// what was wrong and what to do. 0 success; 1 an error, or check found a
+// problem (fewer nodes reachable than a quorum is one); 2 a usage error;
+// 3 locks/inspect heard from fewer nodes than a quorum, so the answer
+// cannot be trusted; lock adds 75 (not obtained), 70 (lease lost) and the
+// command's own status. quorumlock help lists them.
 package main

@@ -8,14 +8,16 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 func init() {
 	register(&command{
-		name:    "inspect",
-		summary: "show one lock on every node (holder, hold count, TTL, fence, mode) and the verdict",
-		run:     runInspect,
+		name:     "inspect",
+		summary:  "show one lock on every node (holder, hold count, TTL, fence, mode) and the verdict",
+		run:      runInspect,
+		synopsis: "quorumlock inspect [--json] NAME",
 	})
 }
 
@@ -37,9 +39,25 @@ func runInspect(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(out, jsonInspections([]admin.Inspection{in})[0])
+		if err := writeJSON(out, jsonInspections([]admin.Inspection{in})[0]); err != nil {
+			return err
+		}
+	} else {
+		printInspection(out, in)
 	}
-	printInspection(out, in)
+	var failed []*quorum.NodeError
+	for _, s := range in.Nodes {
+		if !s.Answered() {
+			failed = append(failed, &quorum.NodeError{Node: s.Node, Err: s.Err})
+		}
+	}
+	if in.Verdict == admin.Unknown || in.Answered < in.Quorum {
+		return untrusted(fmt.Sprintf("the verdict on %q", name), in.Answered, len(in.Nodes), in.Quorum, failed)
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(stderr, "quorumlock inspect: warning: %d of %d nodes did not answer; a quorum did, so the verdict holds:%s\n",
+			len(failed), len(in.Nodes), silentNodes(failed))
+	}
 	return nil
 }
 
@@ -49,17 +67,13 @@ func parseName(fs *flag.FlagSet, args []string) (string, error) {
 		return "", err
 	}
 	if fs.NArg() == 0 {
-		// main prints nothing for errUsage: say what is missing here.
-		fmt.Fprintf(fs.Output(), "%s: give the lock's NAME\n", fs.Name())
-		fs.Usage()
-		return "", fmt.Errorf("%w: give the lock's NAME", errUsage)
+		return "", fmt.Errorf("%w: give the lock's NAME (quorumlock locks lists them)", errUsage)
 	}
 	name, rest := fs.Arg(0), fs.Args()[1:]
 	if err := parse(fs, rest); err != nil {
 		return "", err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: one NAME only, got also %q\n", fs.Name(), fs.Args())
 		return "", fmt.Errorf("%w: one NAME only, got also %q", errUsage, fs.Args())
 	}
 	return name, nil
@@ -113,7 +127,7 @@ func verdictLine(in admin.Inspection) string {
 	n := len(in.Nodes)
 	switch in.Verdict {
 	case admin.HeldByQuorum:
-		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", strings.Join(in.Holders, ", "), in.Quorum, n, in.Answered)
+		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", holderNames(in.Holders), in.Quorum, n, in.Answered)
 	case admin.MinorityOnly:
 		return fmt.Sprintf("leftovers on a minority of nodes, no owner has %d of %d: they block nobody and expire with their TTL", in.Quorum, n)
 	case admin.Unknown:

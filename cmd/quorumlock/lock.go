@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +28,8 @@ const (
 const lockSummary = "run a command while holding a lock (the flock(1) of distributed systems)"
 
 func init() {
-	register(&command{name: "lock", summary: lockSummary, run: runLock})
+	register(&command{name: "lock", summary: lockSummary, run: runLock,
+		synopsis: "quorumlock lock [flags] NAME [--] COMMAND [ARGS...]"})
 }
 
 // exitError ends the CLI with a given exit code; main prints its message
@@ -40,9 +42,9 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 func (e *exitError) ExitCode() int { return e.code }
 
-func lockUsage(fs interface{ PrintDefaults() }, out io.Writer) func() {
+func lockUsage(fs *flag.FlagSet) func() {
 	return func() {
-		fmt.Fprintf(out, `quorumlock lock: %s.
+		fmt.Fprintf(fs.Output(), `quorumlock lock: %s.
 
 Usage: quorumlock lock [flags] NAME [--] COMMAND [ARGS...]
 
@@ -69,19 +71,19 @@ Flags:
 
 func runLock(ctx context.Context, args []string, out io.Writer) error {
 	fs := flags("lock", lockSummary, out)
-	fs.Usage = lockUsage(fs, out)
+	fs.Usage = lockUsage(fs)
 	nodes := nodesFlag(fs)
 	ttl := fs.Duration("ttl", 10*time.Second, "lock TTL; the watchdog renews every TTL/3, and a lost lease is noticed within one TTL")
 	wait := fs.Duration("wait", 0, "give up (exit 75) if the lock is not obtained within this long; 0 waits for ever")
 	try := fs.Bool("try", false, "do not wait: exit 75 at once if the lock is held")
 	grace := fs.Duration("grace", 5*time.Second, "time between SIGTERM and SIGKILL when the command must stop")
 	fencing := fs.Bool("fencing", false, "take a fencing token and pass it to the command as QUORUMLOCK_TOKEN")
+	owner := fs.String("owner", "", "who holds the lock, as locks, inspect and the console show it (default host:pid); a label only: a unique id is still added, so two commands with one --owner never share the lock")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: give the lock's NAME and a COMMAND", errUsage)
+		return fmt.Errorf("%w: give the lock's NAME and a COMMAND, e.g. quorumlock lock nightly-report -- ./report.sh", errUsage)
 	}
 	name := fs.Arg(0)
 	// Flags may also follow NAME; "--" ends them.
@@ -90,14 +92,22 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		fs.Usage()
-		return fmt.Errorf("%w: give a COMMAND to run while holding %q", errUsage, name)
+		return fmt.Errorf("%w: give a COMMAND to run while holding %q: quorumlock lock %s -- COMMAND [ARGS...]", errUsage, name, name)
 	}
-	if *wait < 0 || *grace < 0 {
-		return fmt.Errorf("%w: --wait and --grace must not be negative", errUsage)
+	if *wait < 0 {
+		return fmt.Errorf("%w: --wait %v is negative: give a positive duration such as --wait 30s, or 0 to wait for ever", errUsage, *wait)
+	}
+	if *grace < 0 {
+		return fmt.Errorf("%w: --grace %v is negative: give a positive duration such as --grace 5s", errUsage, *grace)
+	}
+	if *try && *wait > 0 {
+		return fmt.Errorf("%w: --try and --wait %v contradict each other: --try does not wait; give one of them", errUsage, *wait)
 	}
 
 	opts := []quorum.Option{quorum.WithTTL(*ttl)}
+	if *owner != "" {
+		opts = append(opts, quorum.WithLabel(*owner))
+	}
 	if *fencing {
 		opts = append(opts, quorum.WithFencing())
 	}
@@ -111,10 +121,11 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	lease, err := acquire(ctx, m, *wait, *try)
+	lease, err := acquire(ctx, m, name, *wait, *try)
 	if err != nil {
 		return err
 	}
+	started := time.Now()
 	// Unlock however the command ends, on a context that outlives a
 	// cancelled caller (Unlock bounds its own calls).
 	unlock := func() error { return lease.Unlock(context.WithoutCancel(ctx)) }
@@ -143,7 +154,10 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	case waitErr = <-exited:
 	case <-lease.Done():
 		why = context.Cause(lease.Context())
-		fmt.Fprintf(os.Stderr, "quorumlock lock: lease on %q lost (%v); stopping the command\n", name, why)
+		if f := forcedSince(c, name, started); f != "" {
+			why = fmt.Errorf("%w: %s", why, f)
+		}
+		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%v); stopping the command\n", name, why)
 		waitErr = stop(cmd, exited, *grace)
 	case <-ctx.Done():
 		why = ctx.Err()
@@ -162,7 +176,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("interrupted: %v", why)}
 	}
 	if uerr != nil {
-		fmt.Fprintf(os.Stderr, "quorumlock lock: unlock %q: %v (the lock expires by its TTL)\n", name, uerr)
+		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %v (the lock expires by its TTL)\n", name, uerr)
 	}
 	if code := exitCode(waitErr, 1); code != 0 {
 		return &exitError{code: code}
@@ -171,7 +185,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // acquire waits for the lock (at most wait when positive), or tries once.
-func acquire(ctx context.Context, m *quorum.Mutex, wait time.Duration, try bool) (*quorum.Lease, error) {
+func acquire(ctx context.Context, m *quorum.Mutex, name string, wait time.Duration, try bool) (*quorum.Lease, error) {
 	var (
 		lease *quorum.Lease
 		err   error
@@ -194,9 +208,21 @@ func acquire(ctx context.Context, m *quorum.Mutex, wait time.Duration, try bool)
 		if try {
 			how = "at once (--try)"
 		}
-		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %v", m.Name(), how, err)}
+		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %v", name, how, err)}
 	}
 	return nil, err
+}
+
+// forcedSince says who force-unlocked name and when, if a force-unlock is
+// recorded since the lease began; "" otherwise.
+func forcedSince(c *quorum.Client, name string, since time.Time) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	in, err := c.Admin().Inspect(ctx, name)
+	if err != nil || in.Forced == nil || in.Forced.At.Before(since.Add(-time.Second)) {
+		return ""
+	}
+	return fmt.Sprintf("force-unlocked by %s at %s", in.Forced.By, in.Forced.At.Format("2006-01-02 15:04:05 MST"))
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL after grace.

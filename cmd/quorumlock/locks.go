@@ -38,25 +38,41 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer c.Close()
 	list, lerr := c.Admin().List(ctx, *match)
+	n := len(c.Admin().Nodes())
+	failed := nodeErrors(lerr)
 	if *asJSON {
 		// Node errors are in each node's "error".
-		return writeJSON(out, jsonInspections(list))
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(out, "no lock matches %q on %d nodes\n", *match, len(c.Admin().Nodes()))
+		if err := writeJSON(out, jsonInspections(list)); err != nil {
+			return err
+		}
+	} else if len(list) == 0 {
+		fmt.Fprintf(out, "no lock matches %q on %d nodes (%d answered)\n", *match, n, n-len(failed))
 	} else {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
 		for _, in := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.Name, in.Verdict, orDash(strings.Join(in.Holders, ",")),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.Name, in.Verdict, orDash(holderNames(in.Holders)),
 				orDash(holds(in)), orDash(ttl(in.TTL)), orDash(fence(in.Fence)), nodeMarks(in))
 		}
 		tw.Flush()
 		fmt.Fprintf(out, "\n%d lock(s) on %d nodes; an owner needs %d. NODES: H holds for the holder, x another owner (leftover), . absent, ? no answer\n",
-			len(list), len(c.Admin().Nodes()), list[0].Quorum)
+			len(list), n, majority(n))
 	}
-	if lerr != nil {
-		fmt.Fprintf(out, "warning: some nodes did not answer; verdicts count them as unknown: %v\n", lerr)
+	if answered := n - len(failed); answered < majority(n) {
+		return untrusted("the list", answered, n, majority(n), failed)
+	}
+	var unknown []string
+	for _, in := range list {
+		if in.Verdict == admin.Unknown {
+			unknown = append(unknown, in.Name)
+		}
+	}
+	if len(unknown) > 0 {
+		return untrusted(fmt.Sprintf("the verdict on %s", strings.Join(unknown, ", ")), n-len(failed), n, majority(n), failed)
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(stderr, "quorumlock locks: warning: %d of %d nodes did not answer (a quorum did, so the list holds; verdicts count the silent nodes as unknown):%s\n",
+			len(failed), n, silentNodes(failed))
 	}
 	return nil
 }
@@ -149,9 +165,11 @@ type jsonForced struct {
 }
 
 type jsonInspection struct {
-	Name     string      `json:"name"`
-	Verdict  string      `json:"verdict"`
-	Holders  []string    `json:"holders"`
+	Name    string   `json:"name"`
+	Verdict string   `json:"verdict"`
+	Holders []string `json:"holders"`
+	// Labels are the holders' labels (quorum.OwnerLabel), in the same order.
+	Labels   []string    `json:"holder_labels"`
 	Mode     string      `json:"mode,omitempty"`
 	TTLms    int64       `json:"ttl_ms"`
 	Fence    int64       `json:"fence"`
@@ -168,6 +186,10 @@ func jsonInspections(list []admin.Inspection) []jsonInspection {
 			TTLms: in.TTL.Milliseconds(), Fence: in.Fence, Quorum: in.Quorum, Answered: in.Answered}
 		if j.Holders == nil {
 			j.Holders = []string{}
+		}
+		j.Labels = make([]string, len(j.Holders))
+		for i, h := range j.Holders {
+			j.Labels[i] = admin.OwnerLabel(h)
 		}
 		if f := in.Forced; f != nil {
 			j.Forced = &jsonForced{By: f.By, At: f.At, Removed: f.Removed}

@@ -25,10 +25,13 @@ var errNoNodes = errors.New("no nodes given: pass --nodes redis://host:port,... 
 
 // dialNodes connects a quorum client to the nodes of a --nodes value (see
 // nodesFlag), or of $QUORUMLOCK_NODES when it is empty. With neither it
-// returns errNoNodes (not errUsage: main prints no message for errUsage, and
-// this one says what to do). Close the client when done; it closes the
+// returns errNoNodes. --nodes before the subcommand (globalNodes) comes
+// between the two. Close the client when done; it closes the
 // connections it made.
 func dialNodes(spec string, opts ...quorum.Option) (*quorum.Client, error) {
+	if strings.TrimSpace(spec) == "" {
+		spec = globalNodes
+	}
 	if strings.TrimSpace(spec) == "" {
 		spec = os.Getenv(quorum.EnvNodes)
 	}

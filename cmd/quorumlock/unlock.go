@@ -13,9 +13,10 @@ import (
 
 func init() {
 	register(&command{
-		name:    "unlock",
-		summary: "force-unlock a lock on every node (needs --force; recorded with who and when)",
-		run:     runUnlock,
+		name:     "unlock",
+		summary:  "force-unlock a lock on every node (needs --force; recorded with who and when)",
+		run:      runUnlock,
+		synopsis: "quorumlock unlock --force [--by WHO] NAME",
 	})
 }
 
@@ -29,7 +30,7 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if !*force {
-		return fmt.Errorf("refusing to force-unlock %q without --force: a holder that is still running loses its protection; look first with `quorumlock inspect %s`", name, name)
+		return fmt.Errorf("%w: refusing to force-unlock %q without --force: a holder that is still running loses its protection; look first with quorumlock inspect %s, then add --force", errUsage, name, name)
 	}
 	who := strings.TrimSpace(*by)
 	if who == "" {
@@ -43,7 +44,11 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	before, _ := c.Admin().Inspect(ctx, name)
 	if before.Verdict == admin.HeldByQuorum {
-		fmt.Fprintf(out, "%s was held by %s\n", name, strings.Join(before.Holders, ", "))
+		if ids := strings.Join(before.Holders, ", "); ids != holderNames(before.Holders) {
+			fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before.Holders), ids)
+		} else {
+			fmt.Fprintf(out, "%s was held by %s\n", name, ids)
+		}
 	} else {
 		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
 	}

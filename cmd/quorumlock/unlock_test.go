@@ -21,7 +21,7 @@ func TestUnlockCommand(t *testing.T) {
 
 	// Without --force: refused, the lock stays.
 	code, out, stderr := cli("unlock", "--nodes", spec, "orders/42")
-	if code != 1 || !strings.Contains(stderr, "without --force") {
+	if code != 2 || !strings.Contains(stderr, "without --force") {
 		t.Fatalf("unlock without --force: exit %d\n%s%s", code, out, stderr)
 	}
 	if ins, _ := c.Admin().Inspect(ctx, "orders/42"); ins.Verdict != admin.HeldByQuorum {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
+)
+
+// nodeErrors flattens a joined error into its per-node errors, in order;
+// other errors come back with an empty Node.
+func nodeErrors(err error) []*quorum.NodeError {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*quorum.NodeError
+		for _, e := range j.Unwrap() {
+			out = append(out, nodeErrors(e)...)
+		}
+		return out
+	}
+	var ne *quorum.NodeError
+	if errors.As(err, &ne) {
+		return []*quorum.NodeError{ne}
+	}
+	return []*quorum.NodeError{{Err: err}}
+}
+
+// silentNodes says which nodes did not answer and why, one per line.
+func silentNodes(errs []*quorum.NodeError) string {
+	var b strings.Builder
+	for _, ne := range errs {
+		fmt.Fprintf(&b, "\n  %s: %v", orDash(ne.Node), ne.Err)
+	}
+	return b.String()
+}
+
+// majority is how many of n nodes an owner needs under the CLI's policy
+// (quorum.Majority).
+func majority(n int) int { return n - quorum.Majority.FailedLocksLimit(n) }
+
+// untrusted is the exit error of an answer from fewer nodes than a quorum.
+func untrusted(what string, answered, n, need int, errs []*quorum.NodeError) error {
+	return &exitError{code: exitUnsure, msg: fmt.Sprintf(
+		"%s cannot be trusted: only %d of %d nodes answered and a lock needs %d; a lock could be held on the nodes that did not answer:%s\nfix or reach those nodes and run it again",
+		what, answered, n, need, silentNodes(errs))}
+}
+
+// holderNames is the holders for a person: their labels (quorum.OwnerLabel:
+// host:pid, or what lock --owner / quorum.WithLabel gave).
+func holderNames(holders []string) string {
+	labels := make([]string, len(holders))
+	for i, h := range holders {
+		labels[i] = admin.OwnerLabel(h)
+	}
+	return strings.Join(labels, ",")
+}

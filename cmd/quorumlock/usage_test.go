@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runBin runs the built binary and returns its exit status, stdout and
+// stderr.
+func runBin(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(cmd.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return exitCode(err, -1), out.String(), errb.String()
+}
+
+// Every usage error says on stderr what was wrong and how to fix it, with
+// the command's synopsis, and exits 2; stdout stays empty.
+func TestUsageErrorsOnStderr(t *testing.T) {
+	bin := buildCLI(t)
+	cases := []struct {
+		args []string
+		want []string // on stderr
+	}{
+		{[]string{"lock", "--wait", "-1s", "x", "--", "true"}, []string{"--wait -1s is negative", "usage: quorumlock lock"}},
+		{[]string{"lock", "job2"}, []string{`give a COMMAND to run while holding "job2"`, "usage: quorumlock lock"}},
+		{[]string{"lock"}, []string{"give the lock's NAME and a COMMAND"}},
+		{[]string{"lock", "--try", "--wait", "1s", "x", "true"}, []string{"--try and --wait"}},
+		{[]string{"locks", "extra"}, []string{`unexpected arguments ["extra"]`, "--match"}},
+		{[]string{"demo", "--freeze", "3"}, []string{"--freeze 3 would leave no majority"}},
+		{[]string{"inspect"}, []string{"give the lock's NAME"}},
+		{[]string{"inspect", "a", "b"}, []string{"one NAME only"}},
+		{[]string{"lock", "--bogus", "x", "true"}, []string{"flag provided but not defined: -bogus"}},
+		{[]string{"unlock", "x"}, []string{"without --force", "quorumlock inspect x"}},
+		{[]string{"demo", "--nodes", "3"}, []string{"--node-count 3"}},
+		{[]string{"check", "--wait", "1"}, []string{"check --wait is now --replicas 1"}},
+		{[]string{"nosuch"}, []string{`unknown command "nosuch"`}},
+		{[]string{"--bogus", "locks"}, []string{"unknown global flag --bogus"}},
+		{nil, []string{"give a command", "Usage:"}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, stderr := runBin(t, bin, []string{"QUORUMLOCK_NODES="}, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if out != "" {
+				t.Errorf("stdout is not empty:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// quorumlock help documents the exit codes; global flags may come before
+// the command.
+func TestHelpExitCodesAndGlobalFlags(t *testing.T) {
+	bin := buildCLI(t)
+	code, out, _ := runBin(t, bin, nil, "help")
+	if code != 0 {
+		t.Fatalf("help exited %d", code)
+	}
+	for _, w := range []string{"Exit status:", "  2 ", "  3 ", "75", "70"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("help lacks %q:\n%s", w, out)
+		}
+	}
+	// --nodes before the command reaches it: the error names the node, not
+	// "unknown command".
+	code, _, stderr := runBin(t, bin, []string{"QUORUMLOCK_NODES="}, "--nodes", "redis://127.0.0.1:1", "inspect", "x")
+	if code == 2 || strings.Contains(stderr, "unknown command") || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Fatalf("--nodes before inspect: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runBin(t, bin, []string{"QUORUMLOCK_NODES="}, "--nodes=redis://127.0.0.1:1", "locks")
+	if code == 2 || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Fatalf("--nodes= before locks: exit %d\n%s", code, stderr)
+	}
+}

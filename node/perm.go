@@ -1,0 +1,111 @@
+package node
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// PermissionError is a command the Redis user may not run, or a key or
+// channel it may not touch (ACL). Command is the refused command in lower
+// case ("publish", "multi"), also when a Lua script ran it; it is empty when
+// a key or channel pattern was refused. It unwraps to the server's error.
+type PermissionError struct {
+	Command string
+	// Script names the library script that ran the command, "" when the
+	// client sent it directly.
+	Script string
+	Err    error
+}
+
+func (e *PermissionError) Error() string {
+	var what string
+	switch {
+	case e.Command != "" && e.Script != "":
+		what = fmt.Sprintf("the Redis user may not run %s (called by the %s script); grant it: ACL SETUSER <user> +%s", strings.ToUpper(e.Command), e.Script, e.Command)
+	case e.Command != "":
+		what = fmt.Sprintf("the Redis user may not run %s; grant it: ACL SETUSER <user> +%s", strings.ToUpper(e.Command), e.Command)
+	case e.Script != "":
+		what = fmt.Sprintf("the Redis user may not run a command the %s script calls", e.Script)
+	default:
+		what = "the Redis user may not touch the lock's keys or channels; grant them: ACL SETUSER <user> ~" + DefaultPrefix + "* &" + DefaultPrefix + "* (with your key prefix)"
+	}
+	return what + " (docs/operations.md lists what a lock client needs): " + e.Err.Error()
+}
+
+func (e *PermissionError) Unwrap() error { return e.Err }
+
+var (
+	// NOPERM this user has no permissions to run the 'multi' command
+	nopermCommand = regexp.MustCompile(`run the '([^']+)' command`)
+	// ERR The user executing the script can't run this command or
+	// subcommand script: <sha>, on @user_script:<line>.
+	scriptRefused = regexp.MustCompile(`can't run this command or subcommand script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	callOnLine    = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
+)
+
+// scriptNames maps the SHA1 of every script this package runs to its name
+// and source, so that an ACL refusal inside a script can name the command
+// (the server gives only the script's SHA and the line).
+var scriptNames = map[string]struct{ name, src string }{}
+
+func init() {
+	for name, src := range map[string]string{
+		"acquire":       lockLibLua + acquireLibLua + acquireLua,
+		"release":       releaseLua,
+		"extend":        promoted(extendLua),
+		"fence":         promoted(fenceLua),
+		"force-release": forceReleaseLua,
+		"force-finish":  promoted(forceFinishLua),
+		"fair-ticket":   fairLibLua + fairTicketLua,
+		"fair-acquire":  promoted(fairLibLua + acquireLibLua + fairAcquireLua),
+		"fair-release":  promoted(fairLibLua + fairReleaseLua),
+		"fair-leave":    fairLibLua + fairLeaveLua,
+		"rw-acquire":    promoted(acquireLibLua + rwAcquireLua),
+		"rw-release":    promoted(rwReleaseLua),
+		"rw-extend":     promoted(rwExtendLua),
+		"read-lock":     readLockLua,
+	} {
+		sum := sha1.Sum([]byte(src))
+		scriptNames[hex.EncodeToString(sum[:])] = struct{ name, src string }{name, src}
+	}
+}
+
+// permError turns the server's ACL refusals into a *PermissionError naming
+// what was refused; other errors come back as they are.
+func permError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *PermissionError
+	if errors.As(err, &pe) {
+		return err
+	}
+	msg := err.Error()
+	if m := scriptRefused.FindStringSubmatch(msg); m != nil {
+		e := &PermissionError{Err: err, Script: m[1][:8]}
+		if s, ok := scriptNames[m[1]]; ok {
+			e.Script = s.name
+			if line, _ := strconv.Atoi(m[2]); line > 0 {
+				if lines := strings.Split(s.src, "\n"); line <= len(lines) {
+					if c := callOnLine.FindStringSubmatch(lines[line-1]); c != nil {
+						e.Command = strings.ToLower(c[1])
+					}
+				}
+			}
+		}
+		return e
+	}
+	if !strings.HasPrefix(msg, "NOPERM") {
+		return err
+	}
+	e := &PermissionError{Err: err}
+	if m := nopermCommand.FindStringSubmatch(msg); m != nil {
+		e.Command = strings.ToLower(m[1])
+	}
+	return e
+}

@@ -1,0 +1,179 @@
+package quorum_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
+)
+
+// The least-privilege ACLs of docs/operations.md, as ACL SETUSER rules.
+// A change here must change the page, and the reverse.
+const (
+	// aclLockClient: Mutex, RWMutex, FairMutex, MultiLock, waiting,
+	// fencing, the watchdog, Extend and Unlock, on the default key prefix.
+	aclLockClient = "resetkeys ~quorumlock:* resetchannels &quorumlock:* -@all " +
+		"+hello +ping +evalsha +eval +script|load +subscribe +unsubscribe +time " +
+		// what the Lua scripts and the fast path call
+		"+set +get +del +exists +pttl +pexpire +publish +hset +hget +hmget +hdel +hexists +hgetall +hincrby +hlen +incr +zadd +zrem +zscore +zrangebyscore"
+	// aclOperator: quorumlock locks, inspect, unlock --force, check and the
+	// console add SCAN, the reads of Inspect (in MULTI/EXEC), ZCOUNT (the
+	// fair lines), INFO and CONFIG GET.
+	aclOperator = aclLockClient + " +scan +type +multi +exec +zcount +info +config|get"
+)
+
+// aclServers starts n servers with the given users (name → rules) and a
+// password on the default user; it returns the node URLs per user.
+func aclServers(t *testing.T, n int, users map[string]string) map[string]string {
+	t.Helper()
+	servers := localredis.StartNT(t, n, localredis.Config{})
+	urls := map[string][]string{}
+	for _, s := range servers {
+		admin := s.Client()
+		var err error
+		for user, rules := range users {
+			args := []any{"ACL", "SETUSER", user, "reset", "on", ">" + user + "-pw"}
+			for _, r := range strings.Fields(rules) {
+				args = append(args, r)
+			}
+			if err = admin.Do(t.Context(), args...).Err(); err != nil {
+				break
+			}
+			urls[user] = append(urls[user], "redis://"+user+":"+user+"-pw@"+s.Addr())
+		}
+		if err == nil {
+			// The default user needs a password from now on, too.
+			err = admin.ConfigSet(t.Context(), "requirepass", "admin-pw").Err()
+		}
+		admin.Close()
+		if err != nil {
+			t.Fatalf("ACL SETUSER: %v", err)
+		}
+	}
+	out := map[string]string{}
+	for u, l := range urls {
+		out[u] = strings.Join(l, ",")
+	}
+	return out
+}
+
+func dialT(t *testing.T, urls string, opts ...quorum.Option) *quorum.Client {
+	t.Helper()
+	c, err := quorum.Dial(urls, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A lock client and the operator tools work with only the commands, keys
+// and channels docs/operations.md lists; a missing permission is named.
+func TestLeastPrivilegeACL(t *testing.T) {
+	ctx := t.Context()
+	noPublish := strings.Replace(aclLockClient, " +publish", "", 1)
+	noMulti := strings.Replace(aclOperator, " +multi", "", 1)
+	otherPrefix := strings.NewReplacer("~quorumlock:*", "~app:*", "&quorumlock:*", "&app:*").Replace(aclLockClient)
+	urls := aclServers(t, 3, map[string]string{"locker": aclLockClient, "ops": aclOperator,
+		"nopublish": noPublish, "nomulti": noMulti, "otherprefix": otherPrefix})
+
+	for _, fencing := range []bool{false, true} {
+		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond)}
+		if fencing {
+			opts = append(opts, quorum.WithFencing())
+		}
+		c := dialT(t, urls["locker"], opts...)
+		m, _ := c.Mutex("acl/job")
+		l1, err := m.Lock(ctx)
+		if err != nil {
+			t.Fatalf("fencing %v: Lock: %v", fencing, err)
+		}
+		// A waiter, woken by the unlock message.
+		got := make(chan error, 1)
+		go func() {
+			l2, err := m.Lock(ctx)
+			if err == nil {
+				if fencing && l2.Token() <= l1.Token() {
+					err = errors.New("token did not increase")
+				}
+				err = errors.Join(err, l2.Unlock(ctx))
+			}
+			got <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		if err := l1.Extend(ctx); err != nil {
+			t.Fatalf("fencing %v: Extend: %v", fencing, err)
+		}
+		if err := l1.Unlock(ctx); err != nil {
+			t.Fatalf("fencing %v: Unlock: %v", fencing, err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("fencing %v: waiter: %v", fencing, err)
+		}
+		rw, _ := c.RWMutex("acl/rw")
+		if l, err := rw.RLock(ctx); err != nil {
+			t.Fatalf("RLock: %v", err)
+		} else {
+			l.Unlock(ctx)
+		}
+		f, _ := c.FairMutex("acl/fair")
+		if l, err := f.Lock(ctx); err != nil {
+			t.Fatalf("FairMutex: %v", err)
+		} else {
+			l.Unlock(ctx)
+		}
+	}
+
+	// The operator tools, as the ops user, on a held lock.
+	held, _ := dialT(t, urls["locker"]).Mutex("acl/held")
+	hl, err := held.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hl.Unlock(ctx)
+	ops := dialT(t, urls["ops"])
+	if list, err := ops.Admin().List(ctx, "*"); err != nil || len(list) == 0 {
+		t.Fatalf("List: %v %v", err, list)
+	}
+	if in, err := ops.Admin().Inspect(ctx, "acl/held"); err != nil || in.Verdict != admin.HeldByQuorum {
+		t.Fatalf("Inspect: %v %+v", err, in)
+	}
+	if _, err := ops.Admin().Queued(ctx, "acl/held", "acl/fair"); err != nil {
+		t.Fatalf("Queued: %v", err)
+	}
+	if r, err := ops.Admin().Check(ctx); err != nil || r.Worst() >= admin.Problem {
+		t.Fatalf("Check: %v\n%s", err, r)
+	}
+	if n, err := ops.Admin().ForceUnlock(ctx, "acl/held", "alice"); err != nil || n != 3 {
+		t.Fatalf("ForceUnlock: %d %v", n, err)
+	}
+
+	// A missing permission is named, with the command to grant it.
+	var pe *node.PermissionError
+	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing()).Mutex("acl/nopublish")
+	l, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.Unlock(ctx)
+	if !errors.As(err, &pe) || pe.Command != "publish" || !strings.Contains(err.Error(), "ACL SETUSER <user> +publish") {
+		t.Errorf("Unlock without +publish: %v", err)
+	}
+	in, _ := dialT(t, urls["nomulti"]).Admin().Inspect(ctx, "acl/job")
+	if err := in.Nodes[0].Err; !errors.As(err, &pe) || pe.Command != "multi" {
+		t.Errorf("Inspect without +multi: %v", err)
+	}
+	_, err = dialT(t, urls["otherprefix"]).Mutex("x")
+	if err == nil {
+		m, _ := dialT(t, urls["otherprefix"]).Mutex("x")
+		_, err = m.TryLock(ctx)
+	}
+	if !errors.As(err, &pe) || pe.Command != "" || !strings.Contains(err.Error(), "~quorumlock:*") {
+		t.Errorf("TryLock outside the user's key pattern: %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+package quorum
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Do takes any lock kind and hands fn the lease (the fencing token) through
+// its context.
+func TestDoAnyKindWithLease(t *testing.T) {
+	_, clients := cluster(t, 3)
+	c := newClient(t, clients, WithTTL(2*time.Second), WithFencing())
+	ctx := t.Context()
+	fair, err := c.FairMutex("do/fair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := c.RWMutex("do/rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for name, l := range map[string]func(context.Context) (*Lease, error){"mutex": mustMutex(t, c, "do/mutex").Lock, "fair": fair.Lock, "rw": rw.Lock, "reader": rw.RLock} {
+		err := Do(ctx, l, func(ctx context.Context) error {
+			lease := LeaseFrom(ctx)
+			if lease == nil || lease.Token() <= 0 || lease.Err() != nil {
+				return errors.New("no lease with a token in fn's context")
+			}
+			last = lease.Token()
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if last == 0 || LeaseFrom(ctx) != nil {
+		t.Fatal("LeaseFrom outside Do")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger used by several
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A Lock on a handle whose lease this client holds, without WithOwner,
+// waits for itself; past one TTL it says so once at Warn.
+func TestLockWarnsWhenWaitingOnItself(t *testing.T) {
+	_, clients := cluster(t, 3)
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c := newClient(t, clients, WithTTL(300*time.Millisecond), WithRetryInterval(100*time.Millisecond), WithLogger(log))
+	m := mustMutex(t, c, "self")
+	l, err := m.Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock(context.Background())
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	if _, err := m.Lock(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second Lock: %v", err)
+	}
+	out := buf.String()
+	if n := strings.Count(out, "waits for itself"); n != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "lock=self") {
+		t.Fatalf("warning lacks level or lock:\n%s", out)
+	}
+}
