@@ -50,8 +50,14 @@ func ExampleConsole_ServeHTTP() {
 	}
 	srv := httptest.NewServer(con)
 	defer srv.Close()
-	get := func(url string) (int, string) {
-		resp, err := http.Get(url)
+	get := func(url, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if token != "" {
+			// What a script sends; a browser opens /?token=… once and gets
+			// a session cookie instead.
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -59,9 +65,9 @@ func ExampleConsole_ServeHTTP() {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	code, _ := get(srv.URL + "/")
+	code, _ := get(srv.URL+"/", "")
 	fmt.Println("no token:", code)
-	code, page := get(srv.URL + "/?token=s3cret")
+	code, page := get(srv.URL+"/", "s3cret")
 	fmt.Println("with token:", code, strings.Contains(page, `data-lock="orders/42" data-verdict="held"`), strings.Contains(page, "worker-1"))
 	// Output:
 	// no token: 401

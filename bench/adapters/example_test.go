@@ -55,4 +55,5 @@ func ExampleNew() {
 	// redsync second TryLock refused: true unlock: <nil>
 	// redislock second TryLock refused: true unlock: <nil>
 	// raw second TryLock refused: true unlock: <nil>
+	// rueidislock second TryLock refused: true unlock: <nil>
 }
