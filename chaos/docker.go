@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	mobyclient "github.com/moby/moby/client"
+	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
+	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/quorumlock/quorumlock/localredis"
 )
@@ -85,14 +90,26 @@ func startDocker(ctx context.Context, topo Topology) (_ *Cluster, err error) {
 	c.onClose(dc.Close)
 	image := topo.Image
 	if image == "" {
-		image = "redis:7.0"
+		image = RedisImage()
 	}
 	args := persistenceArgs(topo.Persistence)
 	for _, e := range topo.Extra {
 		args = append(args, extraArgs(e)...)
 	}
+	labels := dockerLabels()
 	for i := 0; i < topo.Masters; i++ {
-		rc, err := tcredis.Run(ctx, image, testcontainers.WithCmdArgs(args...))
+		rc, err := tcredis.Run(ctx, image,
+			testcontainers.WithCmdArgs(args...),
+			testcontainers.WithLabels(labels),
+			testcontainers.WithHostConfigModifier(publishOnLoopback),
+			// The module's own wait probes the port from inside the
+			// container with cat, nc or bash, which a minimal image
+			// (docker/redis.Dockerfile) lacks, and from outside at
+			// testcontainers' Host, which is not where the port is bound
+			// (see containerAddr). The log line suffices: the published
+			// port listens from the container's start.
+			testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections")),
+		)
 		if rc != nil {
 			c.onClose(func() error { return testcontainers.TerminateContainer(rc) })
 		}
@@ -101,6 +118,9 @@ func startDocker(ctx context.Context, topo Topology) (_ *Cluster, err error) {
 		}
 		addr, err := containerAddr(ctx, rc)
 		if err != nil {
+			return nil, err
+		}
+		if err := awaitPing(ctx, addr); err != nil {
 			return nil, err
 		}
 		name := "m" + strconv.Itoa(i)
@@ -114,6 +134,40 @@ func startDocker(ctx context.Context, topo Topology) (_ *Cluster, err error) {
 		c.Masters = append(c.Masters, n)
 	}
 	return c, nil
+}
+
+// Environment variables that choose the images of the Docker backend and of
+// docker-compose.yml. docker/build-images.sh builds both without a
+// registry and prints these variables.
+const (
+	RedisImageEnv     = "QUORUMLOCK_REDIS_IMAGE"
+	ToxiproxyImageEnv = "QUORUMLOCK_TOXIPROXY_IMAGE"
+	// DockerRunEnv labels every container this process starts
+	// (org.quorumlock.run=<value>), so a script can remove what a crashed
+	// test left behind without touching other runs' containers.
+	DockerRunEnv = "QUORUMLOCK_DOCKER_RUN"
+)
+
+// RedisImage is the Redis image of the Docker backend: $QUORUMLOCK_REDIS_IMAGE,
+// or the official "redis:7.0" (which needs a registry to pull from).
+func RedisImage() string {
+	if img := os.Getenv(RedisImageEnv); img != "" {
+		return img
+	}
+	return "redis:7.0"
+}
+
+// dockerLabels mark a cluster's containers: as quorumlock's, with the run of
+// $QUORUMLOCK_DOCKER_RUN, and with an id of their own.
+func dockerLabels() map[string]string {
+	l := map[string]string{
+		"org.quorumlock.chaos":   "1",
+		"org.quorumlock.cluster": strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid()),
+	}
+	if run := os.Getenv(DockerRunEnv); run != "" {
+		l["org.quorumlock.run"] = run
+	}
+	return l
 }
 
 func persistenceArgs(p localredis.Persistence) []string {
@@ -137,16 +191,45 @@ func extraArgs(directive string) []string {
 	return out
 }
 
-func containerAddr(ctx context.Context, c testcontainers.Container) (string, error) {
-	host, err := c.Host(ctx)
-	if err != nil {
-		return "", err
+// publishOnLoopback publishes the Redis port on 127.0.0.1 only (a free
+// host port): nothing but this machine reaches the servers.
+func publishOnLoopback(hc *container.HostConfig) {
+	hc.PortBindings = network.PortMap{
+		network.MustParsePort("6379/tcp"): {{HostIP: netip.AddrFrom4([4]byte{127, 0, 0, 1})}},
 	}
+}
+
+// containerAddr is where this machine reaches a container's Redis: the
+// host port publishOnLoopback bound on 127.0.0.1. (testcontainers' Host
+// names the bridge gateway when the tests themselves run in a container,
+// which a loopback-only port does not answer on; so the engine must be
+// local, as it is for every backend here.)
+func containerAddr(ctx context.Context, c testcontainers.Container) (string, error) {
 	p, err := c.MappedPort(ctx, "6379/tcp")
 	if err != nil {
 		return "", err
 	}
-	return net.JoinHostPort(host, p.Port()), nil
+	return net.JoinHostPort("127.0.0.1", p.Port()), nil
+}
+
+// awaitPing waits up to 20 s for the server at addr to answer PING: the
+// published port accepts (and drops) connections before Redis listens.
+func awaitPing(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cl := redis.NewClient(localredis.ClientOptions(addr))
+	defer cl.Close()
+	for {
+		err := cl.Ping(ctx).Err()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chaos: container at %s does not answer PING: %w", addr, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // containerProcess controls a node's container: pause is the cgroup freezer
@@ -182,6 +265,10 @@ func (p *containerProcess) Restart(ctx context.Context) error {
 	}
 	addr, err := containerAddr(ctx, p.c)
 	if err != nil {
+		return err
+	}
+	// The log line the start waited for may be the previous run's.
+	if err := awaitPing(ctx, addr); err != nil {
 		return err
 	}
 	p.n.setDirect(addr)

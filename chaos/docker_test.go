@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 )
@@ -64,5 +65,15 @@ func TestDockerBackend(t *testing.T) {
 	}
 	if n, _ := cl.Exists(ctx, "k").Result(); n != 0 {
 		t.Fatal("key survived a crash without persistence")
+	}
+}
+
+func init() {
+	// testcontainers' reaper (Ryuk) is an image from a registry; with
+	// locally built images (docker/build-images.sh) there is none to pull
+	// it from. The clusters terminate their containers on Close, and
+	// scripts/test.sh removes anything left by label.
+	if os.Getenv(RedisImageEnv) != "" && os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
 }
