@@ -27,8 +27,8 @@ func TestDockerBackend(t *testing.T) {
 		}
 		skipWithoutDocker(t, "no Docker engine: %v", err)
 	}
-	if _, err := Start(ctx, Topology{Groups: 1, Backend: Docker}); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("groups on Docker: %v, want ErrUnsupported", err)
+	if _, err := Start(ctx, Topology{Groups: 1, Sentinels: 3, Backend: Docker}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("sentinels on Docker: %v, want ErrUnsupported", err)
 	}
 	c := StartT(t, Topology{Masters: 1, Backend: Docker})
 	n := c.Masters[0]
@@ -87,4 +87,52 @@ func skipWithoutDocker(t *testing.T, format string, args ...any) {
 		t.Fatalf("QUORUMLOCK_REQUIRE_DOCKER is set but "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// A master+replica group on Docker replicates through its peer proxies in
+// the toxiproxy container: cutting the master's peer proxy cuts the link
+// while clients still reach both nodes, and a promotion works as locally.
+func TestDockerGroup(t *testing.T) {
+	if err := DockerAvailable(t.Context()); err != nil {
+		skipWithoutDocker(t, "no Docker engine: %v", err)
+	}
+	ctx := bounded(t, 3*time.Minute)
+	c := StartT(t, Topology{Groups: 1, Backend: Docker})
+	g := c.Groups[0]
+	m, r := g.Master(), g.Replicas()[0]
+	mc, rc := client(t, m.Options()), client(t, r.Options())
+	if err := mc.Set(ctx, "k", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the write reaches the replica", func() bool {
+		return rc.Get(ctx, "k").Val() == "1"
+	})
+	cut := &Partition{Proxy: m.PeerProxy(), Loud: true}
+	if err := cut.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Set(ctx, "k", "2", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if v := rc.Get(ctx, "k").Val(); v != "1" {
+		t.Fatalf("the replica saw %q through a cut link", v)
+	}
+	if err := cut.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WaitReplicated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := &Promote{Group: g}
+	if err := p.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g.Master() != r {
+		t.Fatalf("master %s after promotion", g.Master().Name())
+	}
+	if err := p.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkWhole(t, c)
 }
