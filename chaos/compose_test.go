@@ -272,7 +272,8 @@ func TestComposeUp(t *testing.T) {
 // something else.
 func lockComposePorts(t *testing.T) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "quorumlock-compose.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	// /tmp, not os.TempDir: runs with different TMPDIRs share the ports.
+	f, err := os.OpenFile("/tmp/quorumlock-compose.lock", os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
