@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps deps-redis bench bench-quick chaos chaos-quick mutants mutants-quick vet
+.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick mutants mutants-quick vet
 
 deps:
 	@scripts/ensure-deps.sh
@@ -14,6 +14,12 @@ demo: deps-redis
 
 test: deps
 	scripts/test.sh
+
+# The Redis and toxiproxy images of the Docker backend and docker-compose.yml,
+# built without a registry; prints the variables that select them
+# (eval "$(make -s docker-images)"). make test builds them by itself.
+docker-images:
+	@docker/build-images.sh
 
 vet:
 	gofmt -l . && go vet github.com/quorumlock/quorumlock/...

@@ -25,7 +25,8 @@ const (
 	// default, and the only backend with every fault (clock faults need it).
 	Local Backend = iota
 	// Docker runs one container per node with testcontainers-go. It needs a
-	// Docker engine (see DockerAvailable) and supports independent masters.
+	// Docker engine (see DockerAvailable) and supports independent masters
+	// and master+replica groups, without sentinels or clock faults.
 	Docker
 )
 
@@ -65,7 +66,8 @@ type Topology struct {
 	Extra []string
 	// Backend defaults to Local.
 	Backend Backend
-	// Image is the Redis image for the Docker backend; "" means "redis:7.0".
+	// Image is the Redis image for the Docker backend; "" means RedisImage()
+	// ($QUORUMLOCK_REDIS_IMAGE, else "redis:7.0").
 	Image string
 }
 

@@ -1,14 +1,20 @@
 package chaos
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -147,15 +153,148 @@ func TestComposeFileMatchesEndpoints(t *testing.T) {
 	}
 }
 
-// `docker compose config` validates the file against the compose spec where
-// the compose plugin exists (not on the build machines).
-func TestComposeFileValidates(t *testing.T) {
-	if err := exec.Command("docker", "compose", "version").Run(); err != nil {
-		t.Skipf("docker compose unavailable (%v); the YAML is still checked by TestComposeFileMatchesEndpoints", err)
+// composeCommand checks that `docker compose` exists, and skips (or, with
+// QUORUMLOCK_REQUIRE_DOCKER, fails) the test if not.
+func composeCommand(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command("docker", "compose", "version").CombinedOutput(); err != nil {
+		skipWithoutDocker(t, "docker compose unavailable (%v: %s); scripts/test.sh builds it, and the YAML is still checked by TestComposeFileMatchesEndpoints", err, bytes.TrimSpace(out))
 	}
+}
+
+// `docker compose config` validates the file against the compose spec.
+func TestComposeFileValidates(t *testing.T) {
+	composeCommand(t)
 	abs, _ := filepath.Abs(composeFile)
 	out, err := exec.Command("docker", "compose", "-f", abs, "config", "--quiet").CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker compose config: %v\n%s", err, out)
+	}
+}
+
+// The compose file brought up for real: Connect reaches every node through
+// ComposeEndpoints, a nemesis of partitions, pauses and crashes (docker
+// compose pause/kill/start) runs over the five masters while they take
+// writes, and sentinels fail the group over.
+func TestComposeUp(t *testing.T) {
+	composeCommand(t)
+	if err := DockerAvailable(t.Context()); err != nil {
+		skipWithoutDocker(t, "no Docker engine: %v", err)
+	}
+	file, _ := filepath.Abs(composeFile)
+	lockComposePorts(t)
+	project := "quorumlock-" + strconv.Itoa(os.Getpid())
+	if run := os.Getenv(DockerRunEnv); run != "" {
+		project = "quorumlock-" + run
+	}
+	compose := func(ctx context.Context, args ...string) error {
+		full := append([]string{"compose", "-f", file, "-p", project}, args...)
+		out, err := exec.CommandContext(ctx, "docker", full...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("docker %s: %w\n%s", strings.Join(full, " "), err, out)
+		}
+		return nil
+	}
+	t.Cleanup(func() {
+		// Always, and on a fresh context: the test's may be over.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := compose(ctx, "down", "--timeout", "1", "--volumes", "--remove-orphans"); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := bounded(t, 3*time.Minute)
+	if err := compose(ctx, "up", "--detach", "--quiet-pull"); err != nil {
+		t.Fatal(err)
+	}
+	e := ComposeEndpoints("", file)
+	setProject := func(ep *Endpoint) {
+		if p, ok := ep.Process.(*ComposeProcess); ok {
+			p.Project = project
+		}
+	}
+	for i := range e.Masters {
+		setProject(&e.Masters[i])
+	}
+	for i := range e.Groups[0].Nodes {
+		setProject(&e.Groups[0].Nodes[i])
+	}
+	var c *Cluster
+	eventually(t, time.Minute, "the compose cluster answers through toxiproxy", func() bool {
+		var err error
+		c, err = Connect(ctx, e)
+		if err != nil {
+			t.Log(err)
+		}
+		return err == nil
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	if got := len(c.Masters); got != ComposeMasters {
+		t.Fatalf("%d masters", got)
+	}
+
+	var faults []Fault
+	for _, m := range c.Masters {
+		faults = append(faults,
+			&Partition{Proxy: m.Proxy()},
+			&Pause{Node: m},
+			&Crash{Node: m, Restart: true},
+		)
+	}
+	rec := runNemesisOn(t, c, faults, 7, 6*time.Second,
+		Range{Min: 200 * time.Millisecond, Max: 500 * time.Millisecond},
+		Range{Min: 100 * time.Millisecond, Max: 200 * time.Millisecond})
+	if len(rec.Windows()) == 0 {
+		t.Error("the nemesis injected nothing")
+	}
+
+	g := c.Groups[0]
+	if err := g.WaitReplicated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old := g.Master()
+	f := &SentinelFailover{Group: g}
+	if err := f.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g.Master() == old {
+		t.Errorf("sentinels kept %s as master", old.Name())
+	}
+	if err := f.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkWhole(t, c)
+}
+
+// lockComposePorts holds a machine-wide lock for the rest of the test: the
+// compose file publishes fixed host ports, so two test runs on one machine
+// (CI runs three at once) take turns. It fails if the ports are taken by
+// something else.
+func lockComposePorts(t *testing.T) {
+	t.Helper()
+	// /tmp, not os.TempDir: runs with different TMPDIRs share the ports.
+	f, err := os.OpenFile("/tmp/quorumlock-compose.lock", os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			t.Fatalf("another run holds %s: %v", f.Name(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
+	for _, port := range []int{ComposeToxiproxyPort, composeClientBase, composeAdminBase, composeSentinelBase} {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			t.Fatalf("port %d, which docker-compose.yml publishes, is taken: %v", port, err)
+		}
+		l.Close()
 	}
 }

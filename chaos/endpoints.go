@@ -233,10 +233,16 @@ func ComposeEndpoints(host, file string) Endpoints {
 type ComposeProcess struct {
 	File    string // path of the compose file
 	Service string
+	// Project is the compose project name ("" means the file's name:).
+	Project string
 }
 
 func (p *ComposeProcess) run(ctx context.Context, args ...string) error {
-	full := append([]string{"compose", "-f", p.File}, args...)
+	full := []string{"compose", "-f", p.File}
+	if p.Project != "" {
+		full = append(full, "-p", p.Project)
+	}
+	full = append(full, args...)
 	full = append(full, p.Service)
 	out, err := exec.CommandContext(ctx, "docker", full...).CombinedOutput()
 	if err != nil {

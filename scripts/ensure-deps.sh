@@ -23,6 +23,17 @@ for extra in ${QUORUMLOCK_EXTRA_PKGS:-}; do
   dpkg -s "$extra" >/dev/null 2>&1 || need_pkgs+=("$extra")
 done
 
+# Docker is optional (the Docker backend's and docker-compose.yml's tests
+# skip without an engine): installed as root where apt can, never required.
+if [[ ${1:-all} != redis && -z ${QUORUMLOCK_NO_DOCKER:-} && $(id -u) == 0 ]] &&
+  ! command -v dockerd >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "installing (optional, for the Docker tests): docker.io" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq --no-install-recommends docker.io ||
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends docker.io; }; } >/dev/null 2>&1 ||
+    echo "docker.io could not be installed: the Docker tests will skip" >&2
+fi
+
 if ((${#need_pkgs[@]} == 0)); then
   exit 0
 fi

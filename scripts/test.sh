@@ -20,6 +20,16 @@ go vet "$all"
 # (quorum's TestConsumerModuleGraph).
 GOWORK=off go vet ./...
 go build -o "${TMPDIR:-/tmp}/quorumlock-testsummary" ./internal/testsummary
+# Docker: an engine (the one that answers, or a private dockerd this run
+# starts as root and stops at exit), `docker compose` and locally built
+# images for the Docker backend's and docker-compose.yml's tests. Where no
+# engine can run they skip with the reason (they fail instead under
+# QUORUMLOCK_REQUIRE_DOCKER=1, as in CI); QUORUMLOCK_NO_DOCKER=1 skips it all.
+echo "== docker"
+source docker/engine.sh
+trap docker_down EXIT
+trap 'exit 130' INT TERM
+docker_up
 echo "== go test -race (every module: $(go list -m | wc -l))"
 set +e
 go test -race -count=1 -timeout 30m -json "$all" | "${TMPDIR:-/tmp}/quorumlock-testsummary"

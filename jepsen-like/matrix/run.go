@@ -266,7 +266,7 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 // runCell runs the cell's workers and faults and returns the history and
 // the lock keys left without expiry on the nodes once both ended.
 func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, error) {
-	topo := chaos.Topology{Persistence: c.Scenario.Persistence}
+	topo := chaos.Topology{Persistence: c.Scenario.Persistence, Backend: backendOf(ctx)}
 	if c.Mode.Group {
 		topo.Groups = 1
 	} else {
