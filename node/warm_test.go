@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -29,24 +30,11 @@ func slowStart(t *testing.T, s *localredis.Server, delay time.Duration, dials *a
 		if err != nil {
 			return nil, err
 		}
-		return &lateFirstRead{Conn: c, delay: delay}, nil
+		return &testutil.LateFirstRead{Conn: c, Delay: delay}, nil
 	}
 	c := redis.NewClient(o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-type lateFirstRead struct {
-	net.Conn
-	delay time.Duration
-	read  atomic.Bool
-}
-
-func (c *lateFirstRead) Read(p []byte) (int, error) {
-	if !c.read.Swap(true) {
-		time.Sleep(c.delay)
-	}
-	return c.Conn.Read(p)
 }
 
 const (

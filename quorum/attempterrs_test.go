@@ -3,32 +3,19 @@ package quorum_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-func refusingAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// A Lock that gives up with 2 of 3 nodes refusing connections says so for
-// each of them, not only the deadline its last attempt ran into.
 func TestLockKeepsTheBestErrorPerNode(t *testing.T) {
 	s := localredis.StartT(t, localredis.Config{})
-	dead1, dead2 := refusingAddr(t), refusingAddr(t)
+	dead1, dead2 := testutil.RefusedAddr(t), testutil.RefusedAddr(t)
 	c, err := quorum.Dial(strings.Join([]string{s.Addr(), dead1, dead2}, ","), quorum.WithTTL(2*time.Second))
 	if err != nil {
 		t.Fatal(err)

@@ -3,30 +3,15 @@ package quorum
 import (
 	"context"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/node"
 )
-
-// lateHandshake delays the first read of every new connection (go-redis'
-// HELLO), as a loaded host does; later reads are not delayed.
-type lateHandshake struct {
-	net.Conn
-	delay time.Duration
-	read  atomic.Bool
-}
-
-func (c *lateHandshake) Read(p []byte) (int, error) {
-	if !c.read.Swap(true) {
-		time.Sleep(c.delay)
-	}
-	return c.Conn.Read(p)
-}
 
 // A new client's first TryLock of a free name must not spend its per-node
 // share on dialling: with connections that take 150 ms to set up and an
@@ -44,7 +29,7 @@ func TestColdClientFirstTryLock(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return &lateHandshake{Conn: c, delay: 150 * time.Millisecond}, nil
+			return &testutil.LateFirstRead{Conn: c, Delay: 150 * time.Millisecond}, nil
 		}
 		rc := redis.NewClient(o)
 		t.Cleanup(func() { _ = rc.Close() })

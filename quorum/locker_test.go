@@ -1,14 +1,14 @@
 package quorum
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 // Do takes any lock kind and hands fn the lease (the fencing token) through
@@ -44,30 +44,11 @@ func TestDoAnyKindWithLease(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger used by several
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A Lock on a handle whose lease this client holds, without WithOwner,
 // waits for itself; past one TTL it says so once at Warn.
 func TestLockWarnsWhenWaitingOnItself(t *testing.T) {
 	_, clients := cluster(t, 3)
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c := newClient(t, clients, WithTTL(300*time.Millisecond), WithRetryInterval(100*time.Millisecond), WithLogger(log))
 	m := mustMutex(t, c, "self")

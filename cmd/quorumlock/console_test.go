@@ -1,37 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/console"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestConsoleCommand(t *testing.T) {
 	spec, _ := opsNodes(t, 3)
@@ -46,7 +27,7 @@ func TestConsoleCommand(t *testing.T) {
 	// With a token from the environment: served, and the token is required.
 	t.Setenv(console.EnvToken, "t0ken")
 	ctx, cancel := context.WithCancel(t.Context())
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- commands["console"].run(ctx, []string{"--nodes", spec, "--listen", "127.0.0.1:0"}, &out)

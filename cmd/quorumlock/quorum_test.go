@@ -1,24 +1,12 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"testing"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
-
-// deadAddr is a loopback address that refuses connections.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // With 2 of 3 nodes refusing connections no lock can be obtained: check
 // fails, and locks and inspect say which nodes did not answer and exit 3.
@@ -26,7 +14,7 @@ func deadAddr(t *testing.T) string {
 func TestNoQuorumFailsTheTools(t *testing.T) {
 	bin := buildCLI(t)
 	live := localredis.StartNT(t, 2, localredis.Config{Persistence: localredis.AOFAlways})
-	dead1, dead2 := deadAddr(t), deadAddr(t)
+	dead1, dead2 := testutil.RefusedAddr(t), testutil.RefusedAddr(t)
 	twoDown := strings.Join([]string{"redis://" + live[0].Addr(), "redis://" + dead1, "redis://" + dead2}, ",")
 	oneDown := strings.Join([]string{"redis://" + live[0].Addr(), "redis://" + live[1].Addr(), "redis://" + dead1}, ",")
 	env := []string{"QUORUMLOCK_NODES="}
@@ -65,7 +53,7 @@ func TestNoQuorumFailsTheTools(t *testing.T) {
 func TestLockWaitNodesDownDiagnostics(t *testing.T) {
 	bin := buildCLI(t)
 	live := localredis.StartT(t, localredis.Config{})
-	dead1, dead2 := deadAddr(t), deadAddr(t)
+	dead1, dead2 := testutil.RefusedAddr(t), testutil.RefusedAddr(t)
 	nodes := strings.Join([]string{"redis://" + live.Addr(), "redis://" + dead1, "redis://" + dead2}, ",")
 	code, out, stderr := runBin(t, bin, []string{"QUORUMLOCK_NODES="}, "lock", "--nodes", nodes, "--wait", "2s", "job", "--", "true")
 	if code != exitNotObtained {
