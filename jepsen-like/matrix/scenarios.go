@@ -255,6 +255,22 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
+		ID: "partition-all",
+		Summary: "every lock node is cut off from every client for longer than the lease " +
+			"(the fencing counters sit idle past the TTL), then all come back",
+		Expect: func(Mode) Expectation {
+			return safe(report.ClaimMajority, "nobody reaches a node: unavailable, not unsafe; the fencing counters outlive the idle spell, so tokens keep increasing")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			var s chaos.Schedule
+			for _, n := range c.lockNodes() {
+				s = append(s, c.at(t.start(), t.Lease+t.Lease/2, &chaos.Partition{Proxy: n.Proxy()}))
+			}
+			return plan{schedule: s}, nil
+		},
+	},
+	{
 		ID:      "latency",
 		Summary: "every lock node answers 30 ms ± 15 ms late each way",
 		Expect: func(Mode) Expectation {

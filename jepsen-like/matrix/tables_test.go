@@ -94,6 +94,7 @@ var wantExpected = map[string]string{
 	"baseline":                "S S S S S S S",
 	"partition-minority":      "- S S S S S S",
 	"partition-majority":      "S S S S S S S",
+	"partition-all":           "S S S S S S S",
 	"latency":                 "S S S S S S S",
 	"node-pause":              "S S S S S S S",
 	"crash-restart-aof":       "S S S S S S S",

@@ -74,6 +74,6 @@ var List = []Mutant{
 		File:  "node/acquire_lib.lua",
 		Old:   "  if bump then return redis.call('incr', key) end\n",
 		New:   "  if bump then\n    local v = redis.call('incr', key)\n    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n",
-		Cells: []Cell{{"redlock-5+fencing", "crash-restart-delayed"}, {"redlock-5+fencing", "node-pause"}, {"redlock-5+fencing", "partition-majority"}},
+		Cells: []Cell{{"redlock-5+fencing", "partition-all"}},
 	},
 }
