@@ -103,7 +103,7 @@ type Outcome struct {
 func Failures(m report.Matrix) []report.Result {
 	var out []report.Result
 	for _, r := range m.Results {
-		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 {
+		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 || r.Broken != "" {
 			out = append(out, r)
 		}
 	}
@@ -203,7 +203,7 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
 	}
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout))
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/5))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res = judgeMore(c, exp, res, rep)
@@ -232,34 +232,58 @@ func ExpectsProgress(c Cell) bool {
 	return false
 }
 
-// judgeMore adds the properties every cell is judged on besides its
-// claim's: keys left without expiry (WithExpiry), token order in a fenced
-// mode (a regression is a violation, not only a stale write the resource
-// refused) and liveness where the cell expects progress. An expected-safe
-// cell that fails one is refuted.
+// judgeMore adds the properties a cell is judged on besides its claim's:
+// keys left without expiry (WithExpiry); lease exclusion in every cell
+// expected safe and in every cell whose faults strike clients only (no
+// fault of theirs lets a lock grant two valid leases); token order in a
+// fenced mode (a regression is a violation, not only a stale write the
+// resource refused) under the same conditions; the lease-loss signal in
+// every cell whose leases signal (a lease taken over without its holder
+// being told); and liveness where the cell expects progress. A property
+// that fails is named in Broken (which fails the run whatever the claim
+// expects) and refutes a cell expected safe.
 func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) report.Result {
 	judged := []string{res.Property, "expiry"}
+	var broken []string
 	fail := func(why string) {
+		broken = append(broken, why)
+		if !exp.Safe {
+			return
+		}
 		if res.Verdict == report.Refuted {
 			res.VerdictNote = why + "; " + res.VerdictNote
 			return
 		}
 		res.Verdict, res.VerdictNote = report.Refuted, why
 	}
-	if c.Mode.Fencing {
+	lockLevel := exp.Safe || c.Scenario.LeasesHold
+	if lockLevel && res.Property != string(checker.LeaseExclusion) {
+		judged = append(judged, "lease-exclusion")
+		if rep.LeaseExclusion.Verdict == checker.Violated {
+			fail(fmt.Sprintf("lease exclusion: %d pairs of leases valid at once", rep.LeaseExclusion.Count))
+		}
+	}
+	if c.Mode.Fencing && lockLevel {
 		judged = append(judged, "token-order")
-		if exp.Safe && rep.TokenOrder.Count > 0 {
-			fail(fmt.Sprintf("expected safe (token order), observed %d token regressions in a fenced mode", rep.TokenOrder.Count))
+		if rep.TokenOrder.Count > 0 {
+			fail(fmt.Sprintf("token order: %d token regressions in a fenced mode", rep.TokenOrder.Count))
+		}
+	}
+	if rep.Signals.Verdict != checker.Unknown {
+		judged = append(judged, "loss-signal")
+		if rep.Signals.Verdict == checker.Violated {
+			fail(fmt.Sprintf("loss signal: %d leases taken over while their holders were not told", rep.Signals.Count))
 		}
 	}
 	if ExpectsProgress(c) {
 		judged = append(judged, "liveness")
 		if res.Acquisitions == 0 || res.Availability < LivenessFloor {
-			fail(fmt.Sprintf("expected progress (liveness), observed %d acquisitions in %d attempts (availability %.3f < %.1f)",
+			fail(fmt.Sprintf("liveness: %d acquisitions in %d attempts (availability %.3f < %.1f)",
 				res.Acquisitions, res.Attempts, res.Availability, LivenessFloor))
 		}
 	}
 	res.Judged = strings.Join(judged, ", ")
+	res.Broken = strings.Join(broken, "; ")
 	return res
 }
 

@@ -37,6 +37,11 @@ type Scenario struct {
 	Applies func(Mode) bool
 	// Expect gives the claim and the prediction for the mode.
 	Expect func(Mode) Expectation
+	// LeasesHold: the faults strike clients only, so whatever the claim
+	// expects of the clients' data, the lock must never have two valid
+	// leases at once; such cells are also judged on lease exclusion (and
+	// token order in a fenced mode).
+	LeasesHold bool
 	// plan builds the faults against a running cell.
 	plan func(*cell) (plan, error)
 }
@@ -354,24 +359,31 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID:      "client-pause",
-		Summary: "the holder (the first worker to read under the lock once the pause starts) is paused before its write for longer than its lease; then it writes",
+		Summary: "the holder (the first worker to read under the lock once the pause starts) is paused before its write for longer than its lease; " +
+			"it writes and releases once another worker holds the lock in a long critical section",
 		Expect: func(m Mode) Expectation {
 			if m.Fencing {
 				return safe(report.ClaimFencingProtects, "the paused write carries an older token than the next holder's and is rejected")
 			}
 			return unsafe(report.ClaimPauseWithoutFencing, "the paused write lands after the next holder's and is accepted")
 		},
+		LeasesHold: true,
 		plan: func(c *cell) (plan, error) {
 			t := c.timing
-			w := c.whileHolding(t.Lease+t.Duration/4, nil, nil)
-			w.name = "client-pause(holder)"
-			return c.holdingPlan(c.holdStep(t.start(), 0, w), w.gate), nil
+			h := &handover{paused: &holdGate{}, next: &holdGate{}, wait: t.Duration / 2,
+				pause: t.Lease + t.Lease/4, slow: t.Lease * 3 / 4, rec: c.rec}
+			gs := map[int]workload.Gate{}
+			for w := range t.Workers {
+				gs[w] = gates{h.paused.For(w), h.next.For(w)}
+			}
+			return plan{schedule: chaos.Schedule{{At: t.start(), Fault: h}}, gates: gs}, nil
 		},
 	},
 	{
 		ID: "holder-isolated",
 		Summary: "leases renewed by a watchdog; the holder is cut off from every lock node while it works " +
 			"longer than the lease, then writes: the watchdog cannot renew, the lease is lost, another worker gets the lock",
+		LeasesHold: true,
 		Expect: func(m Mode) Expectation {
 			return unsafe(report.ClaimLeasesNotMutex, "renewal needs the network; the holder learns of the loss only after its work")
 		},

@@ -18,7 +18,7 @@ var List = []Mutant{
 		File:  "node/release.lua",
 		Old:   "local v = redis.pcall('get', KEYS[1])\n",
 		New:   "redis.call('del', KEYS[1])\ndo return 1 end\nlocal v = redis.pcall('get', KEYS[1])\n",
-		Cells: []Cell{{"redlock-3", "baseline"}, {"single", "baseline"}},
+		Cells: []Cell{{"redlock-3", "client-pause"}, {"single", "client-pause"}},
 	},
 	{
 		Name:  "no-validity-check",

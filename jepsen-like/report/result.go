@@ -73,6 +73,20 @@ type Result struct {
 	// the claim's, then "expiry", "token-order" (fenced modes), "liveness"
 	// (cells that expect progress).
 	Judged string `json:"judged,omitempty"`
+	// Broken names the properties besides the claim's that the row is
+	// judged on and that did not hold, with counts (empty when all held).
+	// Any fails the run, whether the claim was expected safe or not: a
+	// client pause may be expected to break data integrity, never to make
+	// the lock grant two valid leases.
+	Broken string `json:"broken,omitempty"`
+	// MissedSignals counts tenures whose lease was taken over (another
+	// client acquired after the lease's validity) while the holder still
+	// acted and had not been told (Done not closed) within a grace period;
+	// WritesAfterSignal the writes a client made after its lease had told
+	// it that it ended (the client's doing, as in a pause: counted, not
+	// judged).
+	MissedSignals     int `json:"missed_signals"`
+	WritesAfterSignal int `json:"writes_after_signal"`
 
 	// ExpectedSafe is what the claim predicts for this mode and scenario.
 	ExpectedSafe bool    `json:"expected_safe"`
@@ -107,6 +121,8 @@ func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker
 		StaleAccepted:    r.StaleAccepted.Count,
 		StaleRejected:    r.StaleRejected.Count,
 		TokenRegressions: r.TokenOrder.Count,
+		MissedSignals:     r.Signals.Count,
+		WritesAfterSignal: r.WritesAfterSignal,
 		Linearizable:     string(combine(r.Register.Verdict, r.CriticalSections.Verdict)),
 		Availability:     r.Acquires.Availability,
 		AcquireP50Ms:     r.Latency.P50Ms(),
