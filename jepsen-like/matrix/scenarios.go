@@ -358,7 +358,7 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
-		ID:      "client-pause",
+		ID: "client-pause",
 		Summary: "the holder (the first worker to read under the lock once the pause starts) is paused before its write for longer than its lease; " +
 			"it writes and releases once another worker holds the lock in a long critical section",
 		Expect: func(m Mode) Expectation {
