@@ -25,6 +25,10 @@ type LockParams struct {
 	// AttemptTimeout, if positive, replaces the lock's default attempt
 	// timeout (Timing.AttemptTimeout).
 	AttemptTimeout time.Duration
+	// DriftFactor, if positive, replaces the lock's default clock drift
+	// factor (scenarios about clock rates set it; locks without one ignore
+	// it).
+	DriftFactor float64
 	// Clients are the worker's own connections, one per lock node: every
 	// independent master in order, or the group's master for a group.
 	Clients []redis.UniversalClient
@@ -79,6 +83,9 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 		all := append([]quorum.Option{quorum.WithRetryInterval(100 * time.Millisecond), quorum.WithTTL(p.LeaseTime)}, opts...)
 		if p.AttemptTimeout > 0 {
 			all = append(all, quorum.WithAttemptTimeout(p.AttemptTimeout))
+		}
+		if p.DriftFactor > 0 {
+			all = append(all, quorum.WithDriftFactor(p.DriftFactor))
 		}
 		qc, err := quorum.New(p.Clients, all...)
 		if err != nil {

@@ -377,13 +377,17 @@ func (c *cell) workers(ctx context.Context, p plan) ([]workload.Worker, func(), 
 		clients := make([]redis.UniversalClient, len(opts))
 		for i, o := range opts {
 			rc := redis.NewClient(o)
+			if p.hooks != nil {
+				rc.AddHook(p.hooks(w))
+			}
 			clients[i] = rc
 			closers = append(closers, rc.Close)
 		}
 		if err := connect(ctx, clients); err != nil {
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}
-		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, AttemptTimeout: c.timing.AttemptTimeout, Watchdog: p.watchdog, Clients: clients})
+		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, AttemptTimeout: c.timing.AttemptTimeout,
+			Watchdog: p.watchdog, DriftFactor: p.driftFactor, Clients: clients})
 		if err != nil {
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}

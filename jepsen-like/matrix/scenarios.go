@@ -59,6 +59,14 @@ type plan struct {
 	gates                  map[int]workload.Gate
 	// watchdog: leases are renewed while held instead of fixed.
 	watchdog bool
+	// hooks, if set, gives worker w's connections a go-redis hook.
+	hooks func(w int) redis.Hook
+	// driftFactor, if set, is the lock's clock drift factor instead of
+	// its default.
+	driftFactor float64
+	// before are injected before the workers start and recovered after
+	// they stopped (a whole-run condition, such as a node clock's rate).
+	before []chaos.Fault
 }
 
 // Claims tested besides those of package report.
@@ -67,6 +75,12 @@ var (
 	// majority of instances, is mutually exclusive.
 	ClaimNoFaults = report.Claim{Source: report.RedlockSpec,
 		Text:     "without faults, SET NX PX with a random value and a compare-and-delete release is a correct lock, on one instance or a majority",
+		Property: checker.MutualExclusion}
+	// ClaimStalledAcquire: a client stalled after the nodes granted, for
+	// longer than the TTL, must not take the lock: its keys may have
+	// expired and another client may hold it.
+	ClaimStalledAcquire = report.Claim{Source: report.Antirez,
+		Text:     "delays while acquiring are caught by the validity check: a client stalled past the TTL between the grants and their use does not take the lock",
 		Property: checker.MutualExclusion}
 	// ClaimAllNodes: a lock that needs every node survives a node losing
 	// its key: the other nodes still refuse a second holder (at the cost
@@ -288,6 +302,24 @@ var Scenarios = []Scenario{
 				s = append(s, c.at(t.start(), t.hold(), &chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond}))
 			}
 			return plan{schedule: s}, nil
+		},
+	},
+	{
+		ID: "slow-acquire",
+		Summary: "a client is stalled for longer than the lease between a node's grant and its use (a pause after the reply arrived); " +
+			"meanwhile its keys expire and another worker takes the lock and holds it",
+		LeasesHold: true,
+		Expect: func(m Mode) Expectation {
+			return safe(ClaimStalledAcquire, "the acquisition took longer than the TTL minus the drift allowance: no validity is left, the grant is given back")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			st := &stall{d: t.Lease + t.Lease/4, rec: c.rec}
+			wh := c.whileHolding(t.Lease*3/4, nil, nil)
+			f := &stallFault{s: st, wait: t.Duration / 2, next: wh}
+			p := c.holdingPlan(chaos.Step{At: t.start(), Hold: wh.slow, Fault: f}, wh.gate)
+			p.hooks = st.For
+			return p, nil
 		},
 	},
 	{

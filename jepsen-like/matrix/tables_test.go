@@ -96,6 +96,7 @@ var wantExpected = map[string]string{
 	"partition-majority":      "S S S S S S S",
 	"partition-all":           "S S S S S S S",
 	"latency":                 "S S S S S S S",
+	"slow-acquire":            "S S S S S S S",
 	"node-pause":              "S S S S S S S",
 	"crash-restart-aof":       "S S S S S S S",
 	"crash-restart-nopersist": "U U U U U U S",

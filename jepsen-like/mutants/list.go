@@ -26,7 +26,7 @@ var List = []Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\tif validity <= 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		New:   "\tif validity < 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
-		Cells: []Cell{{"redlock-3", "latency"}, {"redlock-5", "latency"}},
+		Cells: []Cell{{"single", "slow-acquire"}, {"failover", "slow-acquire"}},
 	},
 	{
 		Name:  "no-drift-allowance",
