@@ -318,6 +318,19 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		return history.History{}, nil, err
 	}
 
+	// Whole-run conditions go in before the workers connect (a clock
+	// fault restarts its node) and are healed once they stopped.
+	var before []chaos.Fault
+	for _, f := range p.before {
+		f = record(rec, f)
+		before = append(before, f)
+		if err := f.Inject(ctx); err != nil {
+			healAll(before)
+			return history.History{}, nil, err
+		}
+	}
+	defer healAll(before)
+
 	workers, closeAll, err := cc.workers(ctx, p)
 	defer closeAll()
 	if err != nil {
@@ -344,6 +357,8 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	if err := errors.Join(werr, ferr); err != nil {
 		return h, nil, err
 	}
+	healAll(before)
+	before = nil
 	// Every fault has healed and the workers have stopped: whatever they
 	// left must carry a TTL (the Expiry property; nodes that do not answer
 	// are not counted).
@@ -437,4 +452,13 @@ func (c *cell) runFaults(ctx context.Context, p plan) error {
 	}
 	wg.Wait()
 	return errors.Join(serr, nerr)
+}
+
+// healAll recovers faults, on a fresh bounded context.
+func healAll(faults []chaos.Fault) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, f := range faults {
+		_ = f.Recover(ctx)
+	}
 }

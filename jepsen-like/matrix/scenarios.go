@@ -323,6 +323,28 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
+		ID: "clock-rate-fast",
+		Summary: "a majority of the lock nodes (one node: the node) run their clocks 5 % fast (libfaketime x1.05, from before the run), " +
+			"the locks allow 10 % drift; while a worker holds the lock past its lease, the others wait for the keys to expire",
+		LeasesHold: true,
+		Expect: func(Mode) Expectation {
+			return safe(report.ClaimBoundedDrift, "keys expire after 95 % of the TTL on the fast nodes, leases end at 90 %: the drift allowance covers the difference")
+		},
+		plan: func(c *cell) (plan, error) { return clockRatePlan(c, 1.05) },
+	},
+	{
+		ID: "clock-rate-beyond",
+		Summary: "as clock-rate-fast, but the clocks run 25 % fast, beyond the 10 % the locks allow: keys expire after 80 % of the TTL, " +
+			"leases end at 90 %",
+		Expect: func(m Mode) Expectation {
+			if !m.Majority && !m.Group && m.Masters > 1 {
+				return safe(ClaimAllNodes, "a node with a true clock still holds the key and refuses")
+			}
+			return unsafe(report.ClaimBoundedDrift, "a drift rate beyond the allowance lets the fast majority free the lock while the lease is still valid")
+		},
+		plan: func(c *cell) (plan, error) { return clockRatePlan(c, 1.25) },
+	},
+	{
 		ID:      "node-pause",
 		Summary: "one lock node is frozen (SIGSTOP) longer than the lease, then continues and runs the commands queued meanwhile",
 		Expect: func(m Mode) Expectation {
@@ -492,6 +514,31 @@ var Scenarios = []Scenario{
 		},
 		plan: randomPlan,
 	},
+}
+
+// rateDriftFactor is the drift factor of the locks in the clock-rate
+// scenarios: large enough that the drift it allows outlasts scheduling
+// noise on a loaded machine (10 % of a 1 s lease is 100 ms), so that a
+// lock that ignores drift is caught by tens of milliseconds, not one.
+const rateDriftFactor = 0.1
+
+// clockRatePlan runs a majority of the lock nodes at rate (under
+// libfaketime, for the whole run) and holds a worker in its critical
+// section past its lease, so that the others take the lock over as soon
+// as the fast nodes let them.
+func clockRatePlan(c *cell, rate float64) (plan, error) {
+	if err := chaos.ClockSupported(); err != nil {
+		return plan{}, fmt.Errorf("matrix: %s needs libfaketime: %w", c.sc.ID, err)
+	}
+	t := c.timing
+	var before []chaos.Fault
+	for _, n := range c.majority() {
+		before = append(before, &chaos.ClockSkew{Node: n, Rate: rate})
+	}
+	w := c.whileHolding(t.Lease+t.Lease/4, nil, nil)
+	p := c.holdingPlan(c.holdStep(t.Duration/4, 0, w), w.gate)
+	p.before, p.driftFactor = before, rateDriftFactor
+	return p, nil
 }
 
 // clockJump is a forward jump of n's clock by d, emulated on every key

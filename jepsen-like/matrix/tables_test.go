@@ -97,6 +97,8 @@ var wantExpected = map[string]string{
 	"partition-all":           "S S S S S S S",
 	"latency":                 "S S S S S S S",
 	"slow-acquire":            "S S S S S S S",
+	"clock-rate-fast":         "S S S S S S S",
+	"clock-rate-beyond":       "U U U U U U S",
 	"node-pause":              "S S S S S S S",
 	"crash-restart-aof":       "S S S S S S S",
 	"crash-restart-nopersist": "U U U U U U S",

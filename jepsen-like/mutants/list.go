@@ -34,7 +34,7 @@ var List = []Mutant{
 		File:  "drift/drift.go",
 		Old:   "\treturn time.Duration(float64(ttl)*factor) + Granularity\n",
 		New:   "\treturn 0\n",
-		Cells: []Cell{{"redlock-5", "latency"}, {"redlock-5", "node-pause"}},
+		Cells: []Cell{{"redlock-3", "clock-rate-fast"}, {"single", "clock-rate-fast"}},
 	},
 	{
 		Name:  "watchdog-silent",
