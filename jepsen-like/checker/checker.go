@@ -124,6 +124,11 @@ type Report struct {
 	// signalled its end: the client acted although told (a pause between
 	// its check and its write). Counted, not a verdict.
 	WritesAfterSignal int `json:"writes_after_signal"`
+	// Contested counts the acquire attempts that tested the lock: made
+	// while another worker held a valid lease and, when the history has
+	// fault windows (other than a held critical section), while one was
+	// open. A safe verdict on few of them is weak evidence.
+	Contested int `json:"contested"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -312,6 +317,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.StaleAccepted, r.StaleRejected = checkStale(ix, ex)
 	r.TokenOrder = checkTokenOrder(ix, ex)
 	r.Signals, r.WritesAfterSignal = checkSignals(ix, cfg.grace, ex)
+	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}
 		r.CriticalSections = r.Register

@@ -315,3 +315,35 @@ func checkSignals(ix *index, grace time.Duration, ex examples) (Result, int) {
 	}
 	return r, after
 }
+
+// HeldSection names the nemesis event of a critical section the harness
+// holds open (the matrix's "slow-holder"): a window that is not a fault.
+const HeldSection = "slow-holder"
+
+// contested counts the acquire attempts made while another worker held a
+// valid lease and a fault was in effect (any time, when the history has no
+// fault).
+func contested(h history.History, ix *index) int {
+	var faults []Window
+	for _, w := range Windows(h) {
+		if w.Name != HeldSection {
+			faults = append(faults, w)
+		}
+	}
+	n := 0
+	for _, o := range h.Ops {
+		if o.Kind != history.Acquire {
+			continue
+		}
+		at := o.Invoke
+		if len(faults) > 0 && !slices.ContainsFunc(faults, func(w Window) bool { return w.Start <= at && at < w.End }) {
+			continue
+		}
+		if slices.ContainsFunc(ix.tenures, func(t Tenure) bool {
+			return t.Worker != o.Worker && t.Start <= at && at < t.ValidEnd()
+		}) {
+			n++
+		}
+	}
+	return n
+}

@@ -74,6 +74,10 @@ func (o Options) Config(modes []Mode, scenarios []Scenario) (Config, error) {
 	if o.Workers > 0 {
 		t.Workers = o.Workers
 	}
+	if o.Duration > 0 || o.Lease > 0 {
+		// Scaled timing: the contested minimum scales with the run.
+		t.MinContested = int(float64(FullMinContested) * t.Duration.Seconds() / Full.Duration.Seconds())
+	}
 	if err := t.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -113,11 +117,14 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 			line += "  ERROR " + p.Err.Error()
 		} else {
 			r := p.Result
-			line += fmt.Sprintf("  acq %d/%d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
-				r.Acquisitions, r.Attempts, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
+			line += fmt.Sprintf("  acq %d/%d  contested %d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
+				r.Acquisitions, r.Attempts, r.Contested, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
 				r.Verdict, safeWord(r.ExpectedSafe))
 			if r.ExpectedSafe && r.Verdict == report.Refuted {
 				line += "  ✗ VIOLATION"
+			}
+			if r.Broken != "" {
+				line += "  ✗ BROKEN: " + r.Broken
 			}
 		}
 		fmt.Fprintf(progress, "%s   [%v, ~%v left]\n", line, elapsed.Round(time.Second), eta.Round(time.Second))
@@ -133,11 +140,17 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
-	}{{o.MD, m.WriteMarkdown}, {o.JSON, m.WriteJSON}, {o.HTML, m.WriteHTML}} {
+	}{{o.MD, m.WriteMarkdown}, {o.JSON, m.WriteJSON}, {o.HTML, nil}} {
 		if f.name == "" {
 			continue
 		}
-		if err := writeFile(f.name, f.write); err != nil {
+		var err error
+		if f.write == nil {
+			err = m.WriteHTMLFile(f.name) // timelines in files of their own, loaded lazily
+		} else {
+			err = writeFile(f.name, f.write)
+		}
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}

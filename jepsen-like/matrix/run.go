@@ -207,7 +207,21 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res = judgeMore(c, exp, res, rep)
+	if res.ExpectedSafe && res.Verdict == report.Reproduced && res.Contested < t.MinContested {
+		res.Verdict = report.Inconclusive
+		res.VerdictNote = fmt.Sprintf("inconclusive: no violation, but only %d contested acquisitions (attempts while a fault was in effect and another client held a valid lease), %d needed; %s",
+			res.Contested, t.MinContested, res.VerdictNote)
+	}
+	res.Replay = ReplayCommand(c, t, seed)
 	return res.WithTimeline(h), h, nil
+}
+
+// ReplayCommand is the command line that runs cell c again: the same
+// seed gives the same fault schedule, nemesis moves and workload choices
+// (work and think times); the interleaving still follows the machine.
+func ReplayCommand(c Cell, t Timing, seed int64) string {
+	return fmt.Sprintf("quorumlock chaos --modes %s --scenarios %s --seed %d --duration %v --lease %v --workers %d",
+		c.Mode.ID, c.Scenario.ID, seed, t.Duration, t.Lease, t.Workers)
 }
 
 // LivenessFloor is the availability (acquisitions ÷ attempts) below which

@@ -106,15 +106,27 @@ type Timing struct {
 	// share of 250 ms per node is less than one round trip through the
 	// in-process toxiproxy, and a cell then acquires nothing.
 	AttemptTimeout time.Duration
+	// MinContested is how many contested acquisitions (attempts made while
+	// a fault was in effect and another worker held a valid lease) a cell
+	// expected safe needs for a "reproduced" verdict; with fewer it is
+	// inconclusive. 0: no minimum.
+	MinContested int
 }
 
 // Quick is the timing of `quorumlock chaos --quick`.
 var Quick = Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4,
-	Work: workload.Range{Min: 2 * time.Millisecond, Max: 10 * time.Millisecond}}
+	Work: workload.Range{Min: 2 * time.Millisecond, Max: 10 * time.Millisecond}, MinContested: QuickMinContested}
 
 // Full is the default timing.
 var Full = Timing{Duration: 8 * time.Second, Lease: 2 * time.Second, Workers: 4,
-	Work: workload.Range{Min: 2 * time.Millisecond, Max: 20 * time.Millisecond}}
+	Work: workload.Range{Min: 2 * time.Millisecond, Max: 20 * time.Millisecond}, MinContested: FullMinContested}
+
+// The contested acquisitions an expected-safe cell needs for a "safe"
+// verdict, in the default run and in a quick one.
+const (
+	FullMinContested  = 100
+	QuickMinContested = 10
+)
 
 // Validate checks that the timing leaves room for every scenario: a
 // delayed restart and a client pause outlast the lease and still end
@@ -154,7 +166,7 @@ func (c *cell) at(at, hold time.Duration, f chaos.Fault) chaos.Step {
 
 // slowHolder is the name of the nemesis event that marks the long critical
 // section of the holder a whileHolding fault waits for.
-const slowHolder = "slow-holder"
+const slowHolder = checker.HeldSection
 
 // holding returns a step that injects faults (all at once) while a worker
 // holds the lock in a long critical section (3/4 of the lease: its lease is

@@ -26,6 +26,10 @@ const (
 	// NotApplicable: the run cannot speak to the claim — no successful
 	// acquisition, an invalid history, or the relevant checks undecided.
 	NotApplicable Verdict = "not-applicable"
+	// Inconclusive: expected safe and no violation, but too few contested
+	// acquisitions (attempts made while a fault was in effect and another
+	// client held a valid lease) to call it safe.
+	Inconclusive Verdict = "inconclusive"
 )
 
 // Result is one row of the matrix: one mode × one scenario. The JSON field
@@ -85,8 +89,14 @@ type Result struct {
 	// WritesAfterSignal the writes a client made after its lease had told
 	// it that it ended (the client's doing, as in a pause: counted, not
 	// judged).
-	MissedSignals     int `json:"missed_signals"`
-	WritesAfterSignal int `json:"writes_after_signal"`
+	// Contested is the number of acquire attempts made while a fault was
+	// in effect (any time in a scenario without faults) and another client
+	// held a valid lease: the moments that test a lock.
+	Contested int `json:"contested"`
+	// Replay is the command that runs this cell again with the same seed.
+	Replay            string `json:"replay,omitempty"`
+	MissedSignals     int    `json:"missed_signals"`
+	WritesAfterSignal int    `json:"writes_after_signal"`
 
 	// ExpectedSafe is what the claim predicts for this mode and scenario.
 	ExpectedSafe bool    `json:"expected_safe"`
@@ -121,6 +131,7 @@ func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker
 		StaleAccepted:     r.StaleAccepted.Count,
 		StaleRejected:     r.StaleRejected.Count,
 		TokenRegressions:  r.TokenOrder.Count,
+		Contested:         r.Contested,
 		MissedSignals:     r.Signals.Count,
 		WritesAfterSignal: r.WritesAfterSignal,
 		Linearizable:      string(combine(r.Register.Verdict, r.CriticalSections.Verdict)),
@@ -194,6 +205,8 @@ type Matrix struct {
 	// Seed made the run's random choices (fault timing, worker delays).
 	Seed    int64    `json:"seed"`
 	Results []Result `json:"results"`
+
+	svgDir string // WriteHTMLFile: where the timelines are
 }
 
 // WriteJSON writes the matrix as indented JSON: {"seed": …, "results": […]}.
