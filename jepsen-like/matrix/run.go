@@ -203,7 +203,7 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
 	}
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/5))
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res = judgeMore(c, exp, res, rep)

@@ -473,7 +473,7 @@ var Scenarios = []Scenario{
 					cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px})
 				}
 			}
-			slow := t.Lease + t.Lease/2
+			slow := t.Lease + t.Lease*3/4
 			wh := c.whileHolding(slow, nil, func(h int) chaos.Fault { return c.faults(cuts[h]...) })
 			p := c.holdingPlan(c.holdStep(t.start(), slow+t.Lease/10, wh), wh.gate)
 			p.watchdog = true
