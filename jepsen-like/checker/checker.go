@@ -124,10 +124,11 @@ type Report struct {
 	// signalled its end: the client acted although told (a pause between
 	// its check and its write). Counted, not a verdict.
 	WritesAfterSignal int `json:"writes_after_signal"`
-	// Contested counts the acquire attempts that tested the lock: made
-	// while another worker held a valid lease and, when the history has
-	// fault windows (other than a held critical section), while one was
-	// open. A safe verdict on few of them is weak evidence.
+	// Contested counts the acquire attempts that tested the lock: Lock
+	// calls during which another worker held a valid lease while a fault
+	// (not a held critical section) was in effect — any time, when the
+	// history has no fault. A safe verdict on few of them is weak
+	// evidence.
 	Contested int `json:"contested"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.

@@ -320,9 +320,10 @@ func checkSignals(ix *index, grace time.Duration, ex examples) (Result, int) {
 // holds open (the matrix's "slow-holder"): a window that is not a fault.
 const HeldSection = "slow-holder"
 
-// contested counts the acquire attempts made while another worker held a
-// valid lease and a fault was in effect (any time, when the history has no
-// fault).
+// contested counts the acquire attempts (Lock calls) during which, at
+// some instant, another worker held a valid lease while a fault was in
+// effect (any instant, when the history has no fault): the attempt had to
+// be refused then.
 func contested(h history.History, ix *index) int {
 	var faults []Window
 	for _, w := range Windows(h) {
@@ -330,17 +331,25 @@ func contested(h history.History, ix *index) int {
 			faults = append(faults, w)
 		}
 	}
+	if len(faults) == 0 {
+		faults = []Window{{Start: 0, End: h.End() + 1}}
+	}
+	hEnd := h.End()
 	n := 0
 	for _, o := range h.Ops {
 		if o.Kind != history.Acquire {
 			continue
 		}
-		at := o.Invoke
-		if len(faults) > 0 && !slices.ContainsFunc(faults, func(w Window) bool { return w.Start <= at && at < w.End }) {
-			continue
+		from, to := o.Invoke, o.Complete
+		if !o.Returned() {
+			to = hEnd
 		}
 		if slices.ContainsFunc(ix.tenures, func(t Tenure) bool {
-			return t.Worker != o.Worker && t.Start <= at && at < t.ValidEnd()
+			if t.Worker == o.Worker {
+				return false
+			}
+			a, b := max(from, t.Start), min(to, t.ValidEnd())
+			return a < b && slices.ContainsFunc(faults, func(w Window) bool { return max(a, w.Start) < min(b, w.End) })
 		}) {
 			n++
 		}
