@@ -48,8 +48,8 @@ func TestSignals(t *testing.T) {
 	}
 }
 
-// Contested attempts: made while another worker held a valid lease, and
-// while a fault (not a held critical section) was in effect.
+// Contested attempts: Lock calls during which another worker held a valid
+// lease while a fault (not a held critical section) was in effect.
 func TestContested(t *testing.T) {
 	var b hb
 	b.acquire(0, 0, 1, 0, 100)                // worker 0 holds [1, 100)
@@ -57,8 +57,9 @@ func TestContested(t *testing.T) {
 	b.nemesis(history.NemesisStart, HeldSection, 30)
 	b.acquireOutcome(2, 40, 50, history.Fail) // a held section is no fault
 	b.nemesis(history.NemesisStart, "partition(n1)", 60)
-	b.acquireOutcome(3, 70, 80, history.Fail) // fault and holder: contested
-	b.acquireOutcome(1, 110, 120, history.Ok) // fault, lease no longer valid
+	b.acquireOutcome(3, 55, 80, history.Fail)   // waits into the fault while held: contested
+	b.acquireOutcome(2, 130, 140, history.Fail) // a fault, nobody holds
+	b.acquire(1, 110, 120, 0, 125)              // fault, lease no longer valid
 	b.nemesis(history.NemesisEnd, "partition(n1)", 200)
 	if got := Check(b.h(), WithoutLinearizability()).Contested; got != 1 {
 		t.Errorf("contested %d, want 1", got)
