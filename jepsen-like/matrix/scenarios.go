@@ -339,6 +339,7 @@ var Scenarios = []Scenario{
 		Summary: "a majority of the lock nodes (one node: the node) run their clocks 5 % fast (libfaketime x1.05, from before the run), " +
 			"the locks allow 10 % drift; while a worker holds the lock past its lease, the others wait for the keys to expire",
 		LeasesHold: true,
+		Applies:    func(m Mode) bool { return m.TunesDrift },
 		Expect: func(Mode) Expectation {
 			return safe(report.ClaimBoundedDrift, "keys expire after 95 % of the TTL on the fast nodes, leases end at 90 %: the drift allowance covers the difference")
 		},
@@ -348,6 +349,7 @@ var Scenarios = []Scenario{
 		ID: "clock-rate-beyond",
 		Summary: "as clock-rate-fast, but the clocks run 25 % fast, beyond the 10 % the locks allow: keys expire after 80 % of the TTL, " +
 			"leases end at 90 %",
+		Applies: func(m Mode) bool { return m.TunesDrift },
 		Expect: func(m Mode) Expectation {
 			if !m.Majority && !m.Group && m.Masters > 1 {
 				return safe(ClaimAllNodes, "a node with a true clock still holds the key and refuses")
