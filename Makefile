@@ -44,4 +44,4 @@ mutants: deps-redis
 	go run ./cmd/quorumlock chaos --mutants
 
 mutants-quick: deps-redis
-	go run ./cmd/quorumlock chaos --mutants --mutant quorum-of-1,unlock-without-owner-check,no-rollback
+	go run ./cmd/quorumlock chaos --mutants --mutant unlock-without-owner-check,no-validity-check,watchdog-silent

@@ -86,7 +86,18 @@ func TestChaosRun(t *testing.T) {
 			t.Errorf("JSON result lacks %q", k)
 		}
 	}
-	if h, err := os.ReadFile(htmlPath); err != nil || !strings.Contains(string(h), "<svg") {
-		t.Errorf("HTML report without a timeline (err %v)", err)
+	for _, k := range []string{"contested", "replay", "judged"} {
+		if _, ok := doc.Results[0][k]; !ok {
+			t.Errorf("JSON result lacks %q", k)
+		}
+	}
+	// The page links the timeline, which lives in a file of its own.
+	h, err := os.ReadFile(htmlPath)
+	if err != nil || !strings.Contains(string(h), `href="#cell-1"`) || !strings.Contains(string(h), "-timelines/cell-1.svg") {
+		t.Errorf("HTML report without its grid and lazy timeline (err %v)", err)
+	}
+	svgPath := strings.TrimSuffix(htmlPath, filepath.Ext(htmlPath)) + "-timelines/cell-1.svg"
+	if svg, err := os.ReadFile(svgPath); err != nil || !strings.Contains(string(svg), "<svg") {
+		t.Errorf("no timeline file %s (err %v)", svgPath, err)
 	}
 }

@@ -113,6 +113,23 @@ type Report struct {
 	// increasing tokens; Count is the number of acquisitions whose token is
 	// not above every earlier one. Unknown when no acquisition had a token.
 	TokenOrder Result `json:"token_order"`
+	// Signals: the lease-loss signal. Count is the number of tenures whose
+	// lease was taken over — another worker's tenure began after this
+	// lease's validity ended, while its holder still held — and whose
+	// holder had not been told (a Signal op) within the grace period after
+	// the takeover (WithSignalGrace), while it still held. Unknown when the
+	// leases do not signal (no "signals" label) or report no deadlines.
+	Signals Result `json:"signals"`
+	// WritesAfterSignal counts writes made under a lease after it had
+	// signalled its end: the client acted although told (a pause between
+	// its check and its write). Counted, not a verdict.
+	WritesAfterSignal int `json:"writes_after_signal"`
+	// Contested counts the acquire attempts that tested the lock: Lock
+	// calls during which another worker held a valid lease while a fault
+	// (not a held critical section) was in effect — any time, when the
+	// history has no fault. A safe verdict on few of them is weak
+	// evidence.
+	Contested int `json:"contested"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -222,6 +239,7 @@ func (r Report) Summarize(p Property) Summary {
 }
 
 type config struct {
+	grace       time.Duration
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
@@ -238,6 +256,18 @@ func WithTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {
 			c.timeout = d
+		}
+	}
+}
+
+// WithSignalGrace is how long after a takeover a holder may still go
+// untold before the Signals check counts it (default 200 ms): the signal
+// of a correct lock comes at the lease's validity end, before any
+// takeover, give or take a timer's delay on a loaded machine.
+func WithSignalGrace(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.grace = d
 		}
 	}
 }
@@ -261,7 +291,7 @@ func WithoutLinearizability() Option {
 
 // Check runs every check over h.
 func Check(h history.History, opts ...Option) Report {
-	cfg := config{timeout: 10 * time.Second, maxExamples: 5}
+	cfg := config{timeout: 10 * time.Second, maxExamples: 5, grace: 200 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -276,7 +306,7 @@ func Check(h history.History, opts ...Option) Report {
 		r.HistoryError = err.Error()
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
-		r.TokenOrder, r.Register, r.CriticalSections = u, u, u
+		r.TokenOrder, r.Register, r.CriticalSections, r.Signals = u, u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -287,6 +317,8 @@ func Check(h history.History, opts ...Option) Report {
 	r.LostUpdates = checkLostUpdates(ix, ex)
 	r.StaleAccepted, r.StaleRejected = checkStale(ix, ex)
 	r.TokenOrder = checkTokenOrder(ix, ex)
+	r.Signals, r.WritesAfterSignal = checkSignals(ix, cfg.grace, ex)
+	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}
 		r.CriticalSections = r.Register

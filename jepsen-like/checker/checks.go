@@ -259,3 +259,100 @@ func checkTokenOrder(ix *index, ex examples) Result {
 	}
 	return r
 }
+
+// checkSignals counts takeovers the holder was not told of in time, and
+// writes made after a lease had signalled its end (see Report.Signals).
+func checkSignals(ix *index, grace time.Duration, ex examples) (Result, int) {
+	after := 0
+	for _, o := range ix.h.Ops {
+		if o.Kind != history.Write || o.Lease == 0 {
+			continue
+		}
+		if i, ok := ix.byLease[o.Lease]; ok {
+			if s := ix.tenures[i].Signalled; s != 0 && o.Invoke > s {
+				after++
+			}
+		}
+	}
+	if ix.h.Meta["signals"] != "done" {
+		return Result{Verdict: Unknown, Note: "the leases do not signal their end"}, after
+	}
+	r := Result{Verdict: Ok}
+	for _, t := range ix.tenures {
+		if t.ValidUntil == 0 {
+			continue
+		}
+		// The first takeover: another worker's tenure that began after
+		// this lease's validity ended, while its holder still held.
+		var by *Tenure
+		for k := range ix.tenures {
+			u := &ix.tenures[k]
+			if u.Worker == t.Worker || u.Start < t.ValidUntil || u.Start <= t.Start || u.Start >= t.End {
+				continue
+			}
+			if by == nil || u.Start < by.Start {
+				by = u
+			}
+		}
+		if by == nil {
+			continue
+		}
+		told := t.End // untold until it stopped holding
+		if t.Signalled != 0 {
+			told = min(told, t.Signalled)
+		}
+		if told > by.Start+grace {
+			what := "was never told before releasing"
+			if t.Signalled != 0 {
+				what = fmt.Sprintf("was told %v after", t.Signalled-by.Start)
+			}
+			ex.add(&r, fmt.Sprintf("worker %d (lease #%d) held on while worker %d took the lock over at %v, and %s",
+				t.Worker, t.Lease, by.Worker, by.Start, what), t.Lease, by.Lease)
+		}
+	}
+	if r.Count > 0 {
+		r.Verdict = Violated
+	}
+	return r, after
+}
+
+// HeldSection names the nemesis event of a critical section the harness
+// holds open (the matrix's "slow-holder"): a window that is not a fault.
+const HeldSection = "slow-holder"
+
+// contested counts the acquire attempts (Lock calls) during which, at
+// some instant, another worker held a valid lease while a fault was in
+// effect (any instant, when the history has no fault): the attempt had to
+// be refused then.
+func contested(h history.History, ix *index) int {
+	var faults []Window
+	for _, w := range Windows(h) {
+		if w.Name != HeldSection {
+			faults = append(faults, w)
+		}
+	}
+	if len(faults) == 0 {
+		faults = []Window{{Start: 0, End: h.End() + 1}}
+	}
+	hEnd := h.End()
+	n := 0
+	for _, o := range h.Ops {
+		if o.Kind != history.Acquire {
+			continue
+		}
+		from, to := o.Invoke, o.Complete
+		if !o.Returned() {
+			to = hEnd
+		}
+		if slices.ContainsFunc(ix.tenures, func(t Tenure) bool {
+			if t.Worker == o.Worker {
+				return false
+			}
+			a, b := max(from, t.Start), min(to, t.ValidEnd())
+			return a < b && slices.ContainsFunc(faults, func(w Window) bool { return max(a, w.Start) < min(b, w.End) })
+		}) {
+			n++
+		}
+	}
+	return n
+}

@@ -26,6 +26,9 @@ type Tenure struct {
 	// acquire's and of the Ok extends completed within the tenure (0 = the
 	// lock reported none).
 	ValidUntil time.Duration
+	// Signalled is when the holder saw its lease signal that it ended
+	// (the first Signal op of the lease; 0 = not before its release).
+	Signalled time.Duration
 }
 
 // ValidEnd is where the lease's validity ended inside the tenure:
@@ -207,6 +210,12 @@ func newIndex(h history.History) *index {
 		}
 	}
 	for _, o := range ops {
+		if o.Kind == history.Signal && o.Lease != 0 {
+			if i, ok := ix.byLease[o.Lease]; ok && ix.tenures[i].Signalled == 0 {
+				ix.tenures[i].Signalled = max(o.Invoke, 1)
+			}
+			continue
+		}
 		if o.Kind != history.Extend || o.Outcome != history.Ok || !o.Returned() {
 			continue
 		}

@@ -26,11 +26,15 @@ const (
 	Release      Kind = "release"
 	NemesisStart Kind = "nemesis-start"
 	NemesisEnd   Kind = "nemesis-end"
+	// Signal: the lease told its holder that it ended (its Done channel
+	// closed) before the holder released it. Invoke and Complete are when
+	// the holder saw it; Lease is the acquire.
+	Signal Kind = "signal"
 )
 
 func (k Kind) valid() bool {
 	switch k {
-	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd:
+	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal:
 		return true
 	}
 	return false

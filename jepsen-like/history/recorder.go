@@ -76,6 +76,12 @@ func (r *Recorder) Release(worker int, lease OpID) Call {
 	return r.Invoke(Op{Worker: worker, Kind: Release, Lease: lease})
 }
 
+// Signal records that worker's lease (the acquire lease) told it that it
+// ended: an instant, completed at once.
+func (r *Recorder) Signal(worker int, lease OpID) {
+	r.Invoke(Op{Worker: worker, Kind: Signal, Lease: lease}).Ok()
+}
+
 // NemesisStart records that the nemesis starts injecting the fault name;
 // complete it with Ok once the fault is in place.
 func (r *Recorder) NemesisStart(name string) Call {

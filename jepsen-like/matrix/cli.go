@@ -41,10 +41,10 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Duration, "duration", 0, "how long the workers run in each cell (default 8s, 3s with --quick)")
 	fs.DurationVar(&o.Lease, "lease", 0, "the workload's lease time, also the max TTL of delayed restarts (default 2s, 1s with --quick)")
 	fs.IntVar(&o.Workers, "workers", 0, "workers per cell, each with its own lock client (default 4)")
-	fs.Int64Var(&o.Seed, "seed", 1, "seed of the run's random choices (work times, the random scenario's nemesis)")
-	fs.BoolVar(&o.Quick, "quick", false, "short cells: the whole matrix in about 2½ minutes on 2 cores")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the run's random choices (work and think times, the random scenario's nemesis); each row prints the command that replays its cell")
+	fs.BoolVar(&o.Quick, "quick", false, "short cells: the whole matrix in about 3½ minutes on 2 cores")
 	fs.IntVar(&o.Parallel, "parallel", 2, "cells run at once (each on its own cluster)")
-	fs.StringVar(&o.HTML, "html", "", "write the HTML report (summary, a timeline per cell) to this file")
+	fs.StringVar(&o.HTML, "html", "", "write the HTML report (summary grid, a timeline per cell in FILE's -timelines directory, loaded lazily) to this file")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON results to this file")
 	fs.StringVar(&o.MD, "markdown", "", "also write the Markdown table to this file")
 	fs.BoolVar(&o.List, "list", false, "list the modes and scenarios with what each cell is expected to show, and exit")
@@ -73,6 +73,10 @@ func (o Options) Config(modes []Mode, scenarios []Scenario) (Config, error) {
 	}
 	if o.Workers > 0 {
 		t.Workers = o.Workers
+	}
+	if o.Duration > 0 || o.Lease > 0 {
+		// Scaled timing: the contested minimum scales with the run.
+		t.MinContested = int(float64(FullMinContested) * t.Duration.Seconds() / Full.Duration.Seconds())
 	}
 	if err := t.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -113,11 +117,14 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 			line += "  ERROR " + p.Err.Error()
 		} else {
 			r := p.Result
-			line += fmt.Sprintf("  acq %d/%d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
-				r.Acquisitions, r.Attempts, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
+			line += fmt.Sprintf("  acq %d/%d  contested %d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
+				r.Acquisitions, r.Attempts, r.Contested, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
 				r.Verdict, safeWord(r.ExpectedSafe))
 			if r.ExpectedSafe && r.Verdict == report.Refuted {
 				line += "  ✗ VIOLATION"
+			}
+			if r.Broken != "" {
+				line += "  ✗ BROKEN: " + r.Broken
 			}
 		}
 		fmt.Fprintf(progress, "%s   [%v, ~%v left]\n", line, elapsed.Round(time.Second), eta.Round(time.Second))
@@ -133,11 +140,17 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
-	}{{o.MD, m.WriteMarkdown}, {o.JSON, m.WriteJSON}, {o.HTML, m.WriteHTML}} {
+	}{{o.MD, m.WriteMarkdown}, {o.JSON, m.WriteJSON}, {o.HTML, nil}} {
 		if f.name == "" {
 			continue
 		}
-		if err := writeFile(f.name, f.write); err != nil {
+		var err error
+		if f.write == nil {
+			err = m.WriteHTMLFile(f.name) // timelines in files of their own, loaded lazily
+		} else {
+			err = writeFile(f.name, f.write)
+		}
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}

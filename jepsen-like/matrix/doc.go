@@ -20,7 +20,8 @@
 // # Scenarios
 //
 // [Scenarios] are fault patterns: baseline, partition-minority,
-// partition-majority, latency, node-pause, crash-restart-aof,
+// partition-majority, partition-all, latency, slow-acquire,
+// clock-rate-fast, clock-rate-beyond, node-pause, crash-restart-aof,
 // crash-restart-nopersist, crash-restart-delayed, failover, client-pause,
 // holder-isolated, clock-jump, clock-jump-partition, random. Each lays
 // out its faults from the cell's [Timing] (the workers' run time and the

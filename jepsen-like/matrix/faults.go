@@ -272,3 +272,109 @@ func (w *whileHolding) Recover(ctx context.Context) error {
 	}
 	return hit.Recover(ctx)
 }
+
+// gates chains gates: a worker passes each in turn.
+type gates []workload.Gate
+
+func (gs gates) Wait(ctx context.Context) error {
+	for _, g := range gs {
+		if err := g.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handover pauses a holder past its lease and lets it go only once another
+// worker holds the lock and sits in a long critical section of its own:
+// the paused client's write, and its release, land while the next holder's
+// lease is valid. A release that took away a lock it no longer owned would
+// let a third client in beside that holder (lease exclusion).
+//
+// Inject arms the pause gate and waits (up to wait) for a holder to sit
+// there; the rest runs on its own: after pause, the second gate is armed;
+// once a worker sits there (or after a lease's wait), the paused holder is
+// let go; the second holder stays for slow. Recover waits for that to end
+// (it opens both gates when ctx ends first).
+type handover struct {
+	paused, next      *holdGate
+	wait, pause, slow time.Duration
+	rec               *history.Recorder
+
+	done chan struct{}
+	stop context.CancelFunc
+}
+
+func (h *handover) String() string { return "client-pause(holder)" }
+
+func (h *handover) Inject(ctx context.Context) error {
+	h.done = make(chan struct{})
+	holding := h.paused.arm()
+	t := time.NewTimer(h.wait)
+	defer t.Stop()
+	select {
+	case <-holding:
+	case <-t.C:
+		h.paused.release()
+		close(h.done)
+		return nil
+	case <-ctx.Done():
+		h.paused.release()
+		close(h.done)
+		return nil
+	}
+	h.rec.NemesisStart(h.String()).Ok()
+	// Inject's ctx ends when Inject returns; the sequence runs on until
+	// Recover's ctx ends.
+	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(h.done)
+		sleep(ctx, h.pause)
+		second := h.next.arm()
+		t := time.NewTimer(h.pause)
+		got := false
+		select {
+		case <-second:
+			got = true
+			h.rec.NemesisStart(slowHolder).Ok()
+		case <-t.C:
+			h.next.release()
+		case <-ctx.Done():
+			h.next.release()
+		}
+		t.Stop()
+		h.rec.NemesisEnd(h.String()).Ok()
+		h.paused.release()
+		if got {
+			sleep(ctx, h.slow)
+			h.next.release()
+			h.rec.NemesisEnd(slowHolder).Ok()
+		}
+	}()
+	return nil
+}
+
+func (h *handover) Recover(ctx context.Context) error {
+	if h.done == nil {
+		return nil
+	}
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		h.stop()
+		<-h.done
+	}
+	if h.stop != nil {
+		h.stop()
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

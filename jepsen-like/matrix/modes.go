@@ -25,6 +25,10 @@ type LockParams struct {
 	// AttemptTimeout, if positive, replaces the lock's default attempt
 	// timeout (Timing.AttemptTimeout).
 	AttemptTimeout time.Duration
+	// DriftFactor, if positive, replaces the lock's default clock drift
+	// factor (scenarios about clock rates set it; locks without one ignore
+	// it).
+	DriftFactor float64
 	// Clients are the worker's own connections, one per lock node: every
 	// independent master in order, or the group's master for a group.
 	Clients []redis.UniversalClient
@@ -54,6 +58,11 @@ type Mode struct {
 	// Majority: the lock needs a majority of the nodes (Redlock) rather
 	// than all of them. Scenarios use it to judge what a lost key does.
 	Majority bool
+	// TunesDrift: the LockFunc honours LockParams.DriftFactor. The
+	// clock-rate scenarios set the drift allowance they test and apply
+	// only to such modes (a peer with its own fixed factor would be judged
+	// against an allowance it does not have).
+	TunesDrift bool
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }
@@ -80,6 +89,9 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 		if p.AttemptTimeout > 0 {
 			all = append(all, quorum.WithAttemptTimeout(p.AttemptTimeout))
 		}
+		if p.DriftFactor > 0 {
+			all = append(all, quorum.WithDriftFactor(p.DriftFactor))
+		}
 		qc, err := quorum.New(p.Clients, all...)
 		if err != nil {
 			return nil, nil, err
@@ -102,19 +114,19 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 // own LockFunc; see Config.Modes.
 var Modes = []Mode{
 	{ID: "single", Summary: "quorum lock on one Redis master (a plain single-instance lock)",
-		Masters: 1, Majority: true, Lock: QuorumLock()},
+		Masters: 1, Majority: true, TunesDrift: true, Lock: QuorumLock()},
 	{ID: "single+wait", Summary: "one master + one replica, a grant counts only after WAIT 1 acknowledges it (Redisson's recommendation)",
-		Group: true, Wait: true, Lock: QuorumLock(quorum.WithWait(1, waitTimeout))},
+		Group: true, Wait: true, TunesDrift: true, Lock: QuorumLock(quorum.WithWait(1, waitTimeout))},
 	{ID: "failover", Summary: "one master + one asynchronous replica; clients follow the master across a failover",
-		Group: true, Lock: QuorumLock()},
+		Group: true, TunesDrift: true, Lock: QuorumLock()},
 	{ID: "redlock-3", Summary: "quorum lock, majority of 3 independent masters (Redlock)",
-		Masters: 3, Majority: true, Lock: QuorumLock()},
+		Masters: 3, Majority: true, TunesDrift: true, Lock: QuorumLock()},
 	{ID: "redlock-5", Summary: "quorum lock, majority of 5 independent masters (Redlock)",
-		Masters: 5, Majority: true, Lock: QuorumLock()},
+		Masters: 5, Majority: true, TunesDrift: true, Lock: QuorumLock()},
 	{ID: "redlock-5+fencing", Summary: "redlock-5 with fencing tokens, checked by the resource",
-		Masters: 5, Majority: true, Fencing: true, Lock: QuorumLock(quorum.WithFencing())},
+		Masters: 5, Majority: true, Fencing: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing())},
 	{ID: "multilock-3", Summary: "quorum lock that needs all of 3 independent masters (Redisson's MultiLock)",
-		Masters: 3, Lock: QuorumLock(quorum.WithPolicy(quorum.All))},
+		Masters: 3, TunesDrift: true, Lock: QuorumLock(quorum.WithPolicy(quorum.All))},
 }
 
 // FindMode returns the mode with the given id among modes.

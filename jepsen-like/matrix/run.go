@@ -103,7 +103,7 @@ type Outcome struct {
 func Failures(m report.Matrix) []report.Result {
 	var out []report.Result
 	for _, r := range m.Results {
-		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 {
+		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 || r.Broken != "" {
 			out = append(out, r)
 		}
 	}
@@ -203,11 +203,25 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
 	}
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout))
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res = judgeMore(c, exp, res, rep)
+	if res.ExpectedSafe && res.Verdict == report.Reproduced && res.Contested < t.MinContested {
+		res.Verdict = report.Inconclusive
+		res.VerdictNote = fmt.Sprintf("inconclusive: no violation, but only %d contested acquisitions (attempts while a fault was in effect and another client held a valid lease), %d needed; %s",
+			res.Contested, t.MinContested, res.VerdictNote)
+	}
+	res.Replay = ReplayCommand(c, t, seed)
 	return res.WithTimeline(h), h, nil
+}
+
+// ReplayCommand is the command line that runs cell c again: the same
+// seed gives the same fault schedule, nemesis moves and workload choices
+// (work and think times); the interleaving still follows the machine.
+func ReplayCommand(c Cell, t Timing, seed int64) string {
+	return fmt.Sprintf("quorumlock chaos --modes %s --scenarios %s --seed %d --duration %v --lease %v --workers %d",
+		c.Mode.ID, c.Scenario.ID, seed, t.Duration, t.Lease, t.Workers)
 }
 
 // LivenessFloor is the availability (acquisitions ÷ attempts) below which
@@ -232,34 +246,58 @@ func ExpectsProgress(c Cell) bool {
 	return false
 }
 
-// judgeMore adds the properties every cell is judged on besides its
-// claim's: keys left without expiry (WithExpiry), token order in a fenced
-// mode (a regression is a violation, not only a stale write the resource
-// refused) and liveness where the cell expects progress. An expected-safe
-// cell that fails one is refuted.
+// judgeMore adds the properties a cell is judged on besides its claim's:
+// keys left without expiry (WithExpiry); lease exclusion in every cell
+// expected safe and in every cell whose faults strike clients only (no
+// fault of theirs lets a lock grant two valid leases); token order in a
+// fenced mode (a regression is a violation, not only a stale write the
+// resource refused) under the same conditions; the lease-loss signal in
+// every cell whose leases signal (a lease taken over without its holder
+// being told); and liveness where the cell expects progress. A property
+// that fails is named in Broken (which fails the run whatever the claim
+// expects) and refutes a cell expected safe.
 func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) report.Result {
 	judged := []string{res.Property, "expiry"}
+	var broken []string
 	fail := func(why string) {
+		broken = append(broken, why)
+		if !exp.Safe {
+			return
+		}
 		if res.Verdict == report.Refuted {
 			res.VerdictNote = why + "; " + res.VerdictNote
 			return
 		}
 		res.Verdict, res.VerdictNote = report.Refuted, why
 	}
-	if c.Mode.Fencing {
+	lockLevel := exp.Safe || c.Scenario.LeasesHold
+	if lockLevel && res.Property != string(checker.LeaseExclusion) {
+		judged = append(judged, "lease-exclusion")
+		if rep.LeaseExclusion.Verdict == checker.Violated {
+			fail(fmt.Sprintf("lease exclusion: %d pairs of leases valid at once", rep.LeaseExclusion.Count))
+		}
+	}
+	if c.Mode.Fencing && lockLevel {
 		judged = append(judged, "token-order")
-		if exp.Safe && rep.TokenOrder.Count > 0 {
-			fail(fmt.Sprintf("expected safe (token order), observed %d token regressions in a fenced mode", rep.TokenOrder.Count))
+		if rep.TokenOrder.Count > 0 {
+			fail(fmt.Sprintf("token order: %d token regressions in a fenced mode", rep.TokenOrder.Count))
+		}
+	}
+	if v := rep.Signals.Verdict; v == checker.Ok || v == checker.Violated {
+		judged = append(judged, "loss-signal")
+		if rep.Signals.Verdict == checker.Violated {
+			fail(fmt.Sprintf("loss signal: %d leases taken over while their holders were not told", rep.Signals.Count))
 		}
 	}
 	if ExpectsProgress(c) {
 		judged = append(judged, "liveness")
 		if res.Acquisitions == 0 || res.Availability < LivenessFloor {
-			fail(fmt.Sprintf("expected progress (liveness), observed %d acquisitions in %d attempts (availability %.3f < %.1f)",
+			fail(fmt.Sprintf("liveness: %d acquisitions in %d attempts (availability %.3f < %.1f)",
 				res.Acquisitions, res.Attempts, res.Availability, LivenessFloor))
 		}
 	}
 	res.Judged = strings.Join(judged, ", ")
+	res.Broken = strings.Join(broken, "; ")
 	return res
 }
 
@@ -294,6 +332,19 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		return history.History{}, nil, err
 	}
 
+	// Whole-run conditions go in before the workers connect (a clock
+	// fault restarts its node) and are healed once they stopped.
+	var before []chaos.Fault
+	for _, f := range p.before {
+		f = record(rec, f)
+		before = append(before, f)
+		if err := f.Inject(ctx); err != nil {
+			healAll(before)
+			return history.History{}, nil, err
+		}
+	}
+	defer healAll(before)
+
 	workers, closeAll, err := cc.workers(ctx, p)
 	defer closeAll()
 	if err != nil {
@@ -320,6 +371,8 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	if err := errors.Join(werr, ferr); err != nil {
 		return h, nil, err
 	}
+	healAll(before)
+	before = nil
 	// Every fault has healed and the workers have stopped: whatever they
 	// left must carry a TTL (the Expiry property; nodes that do not answer
 	// are not counted).
@@ -353,13 +406,17 @@ func (c *cell) workers(ctx context.Context, p plan) ([]workload.Worker, func(), 
 		clients := make([]redis.UniversalClient, len(opts))
 		for i, o := range opts {
 			rc := redis.NewClient(o)
+			if p.hooks != nil {
+				rc.AddHook(p.hooks(w))
+			}
 			clients[i] = rc
 			closers = append(closers, rc.Close)
 		}
 		if err := connect(ctx, clients); err != nil {
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}
-		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, AttemptTimeout: c.timing.AttemptTimeout, Watchdog: p.watchdog, Clients: clients})
+		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, AttemptTimeout: c.timing.AttemptTimeout,
+			Watchdog: p.watchdog, DriftFactor: p.driftFactor, Clients: clients})
 		if err != nil {
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}
@@ -409,4 +466,13 @@ func (c *cell) runFaults(ctx context.Context, p plan) error {
 	}
 	wg.Wait()
 	return errors.Join(serr, nerr)
+}
+
+// healAll recovers faults, on a fresh bounded context.
+func healAll(faults []chaos.Fault) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, f := range faults {
+		_ = f.Recover(ctx)
+	}
 }

@@ -94,7 +94,11 @@ var wantExpected = map[string]string{
 	"baseline":                "S S S S S S S",
 	"partition-minority":      "- S S S S S S",
 	"partition-majority":      "S S S S S S S",
+	"partition-all":           "S S S S S S S",
 	"latency":                 "S S S S S S S",
+	"slow-acquire":            "S S S S S S S",
+	"clock-rate-fast":         "S S S S S S S",
+	"clock-rate-beyond":       "U U U U U U S",
 	"node-pause":              "S S S S S S S",
 	"crash-restart-aof":       "S S S S S S S",
 	"crash-restart-nopersist": "U U U U U U S",
@@ -229,7 +233,7 @@ func TestJudgeMore(t *testing.T) {
 	}
 	c = cellOf(t, "redlock-5", "partition-minority")
 	r := judgeMore(c, c.Expect(), clean, regress)
-	if r.Verdict != report.Reproduced || r.Judged != "mutual-exclusion, expiry, liveness" {
+	if r.Verdict != report.Reproduced || r.Judged != "mutual-exclusion, expiry, lease-exclusion, liveness" || r.Broken != "" {
 		t.Errorf("unfenced cell: %s, judged on %q", r.Verdict, r.Judged)
 	}
 	starved := clean
@@ -240,5 +244,22 @@ func TestJudgeMore(t *testing.T) {
 	c = cellOf(t, "multilock-3", "partition-minority") // needs every node: no progress expected
 	if r := judgeMore(c, c.Expect(), starved, checker.Report{}); r.Verdict != report.Reproduced {
 		t.Errorf("multilock under a minority fault judged on liveness: %q", r.VerdictNote)
+	}
+
+	// A cell expected unsafe on its claim whose faults strike clients only
+	// still fails on two valid leases at once, or a lease taken over
+	// without its holder being told: Broken says so, Failures counts it.
+	c = cellOf(t, "redlock-3", "client-pause")
+	unsafeRow := clean
+	unsafeRow.Property, unsafeRow.ExpectedSafe = "data-integrity", false
+	bad := checker.Report{}
+	bad.LeaseExclusion = checker.Result{Verdict: checker.Violated, Count: 2}
+	bad.Signals = checker.Result{Verdict: checker.Violated, Count: 1}
+	r = judgeMore(c, c.Expect(), unsafeRow, bad)
+	if !strings.Contains(r.Broken, "lease exclusion: 2") || !strings.Contains(r.Broken, "loss signal: 1") || r.Verdict != report.Reproduced {
+		t.Errorf("client-pause with two valid leases and a missed signal: broken %q, %s", r.Broken, r.Verdict)
+	}
+	if f := Failures(report.Matrix{Results: []report.Result{r}}); len(f) != 1 {
+		t.Errorf("Failures counts %d rows, want the broken one", len(f))
 	}
 }

@@ -18,7 +18,7 @@ var List = []Mutant{
 		File:  "node/release.lua",
 		Old:   "local v = redis.pcall('get', KEYS[1])\n",
 		New:   "redis.call('del', KEYS[1])\ndo return 1 end\nlocal v = redis.pcall('get', KEYS[1])\n",
-		Cells: []Cell{{"redlock-3", "baseline"}, {"single", "baseline"}},
+		Cells: []Cell{{"redlock-3", "client-pause"}, {"single", "client-pause"}},
 	},
 	{
 		Name:  "no-validity-check",
@@ -26,7 +26,7 @@ var List = []Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\tif validity <= 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		New:   "\tif validity < 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
-		Cells: []Cell{{"redlock-3", "latency"}, {"redlock-5", "latency"}},
+		Cells: []Cell{{"single", "slow-acquire"}, {"failover", "slow-acquire"}},
 	},
 	{
 		Name:  "no-drift-allowance",
@@ -34,7 +34,7 @@ var List = []Mutant{
 		File:  "drift/drift.go",
 		Old:   "\treturn time.Duration(float64(ttl)*factor) + Granularity\n",
 		New:   "\treturn 0\n",
-		Cells: []Cell{{"redlock-5", "latency"}, {"redlock-5", "node-pause"}},
+		Cells: []Cell{{"redlock-3", "clock-rate-fast"}, {"single", "clock-rate-fast"}},
 	},
 	{
 		Name:  "watchdog-silent",
@@ -74,6 +74,6 @@ var List = []Mutant{
 		File:  "node/acquire_lib.lua",
 		Old:   "  if bump then return redis.call('incr', key) end\n",
 		New:   "  if bump then\n    local v = redis.call('incr', key)\n    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n",
-		Cells: []Cell{{"redlock-5+fencing", "crash-restart-delayed"}, {"redlock-5+fencing", "node-pause"}, {"redlock-5+fencing", "partition-majority"}},
+		Cells: []Cell{{"redlock-5+fencing", "partition-all"}},
 	},
 }

@@ -203,6 +203,7 @@ type row struct {
 	Verdict           string `json:"verdict"`
 	VerdictNote       string `json:"verdict_note"`
 	KeysWithoutExpiry int    `json:"keys_without_expiry"`
+	Broken            string `json:"broken"`
 }
 
 // runCell runs one cell; killed says why it caught the mutant ("" when
@@ -229,6 +230,9 @@ func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed s
 	for _, r := range doc.Results {
 		if (r.ExpectedSafe && r.Verdict == "refuted") || r.KeysWithoutExpiry > 0 {
 			return r.VerdictNote, nil
+		}
+		if r.Broken != "" {
+			return r.Broken, nil
 		}
 	}
 	if runErr != nil {

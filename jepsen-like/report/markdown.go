@@ -11,7 +11,7 @@ import (
 var markdownColumns = []string{
 	"mode", "scenario", "acq", "fail", "avail", "p50 ms", "p99 ms",
 	"overlaps", "valid overlaps", "lost", "stale acc", "stale rej", "token reg", "no ttl", "linearizable",
-	"expected", "verdict",
+	"contested", "expected", "verdict",
 }
 
 // WriteMarkdown writes the matrix as a Markdown table, one row per result,
@@ -33,7 +33,7 @@ func (m Matrix) WriteMarkdown(w io.Writer) error {
 			fmt.Sprintf("%.2f", r.AcquireP50Ms), fmt.Sprintf("%.2f", r.AcquireP99Ms),
 			count(r.Violations), count(r.ValidOverlaps), count(r.LostUpdates),
 			count(r.StaleAccepted), fmt.Sprint(r.StaleRejected), count(r.TokenRegressions), count(r.KeysWithoutExpiry),
-			cell(r.Linearizable), expected, "**" + string(r.Verdict) + "**",
+			cell(r.Linearizable), fmt.Sprint(r.Contested), expected, "**" + string(r.Verdict) + "**",
 		}
 		fmt.Fprintf(bw, "| %d | %s |\n", i+1, strings.Join(cells, " | "))
 	}
@@ -44,7 +44,11 @@ func (m Matrix) WriteMarkdown(w io.Writer) error {
 			if r.Judged != "" {
 				judged = " (judged on " + r.Judged + ")"
 			}
-			fmt.Fprintf(bw, "%d. %s — %s%s\n", i+1, cell(r.Claim), cell(r.VerdictNote), judged)
+			broken := ""
+			if r.Broken != "" {
+				broken = " BROKEN: " + r.Broken + "."
+			}
+			fmt.Fprintf(bw, "%d. %s — %s%s;%s replay: `%s`\n", i+1, cell(r.Claim), cell(r.VerdictNote), judged, cell(broken), r.Replay)
 		}
 	}
 	return bw.Flush()

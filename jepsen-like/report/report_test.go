@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -375,8 +376,19 @@ func TestHTML(t *testing.T) {
 	if got := count("line", "rejected"); got != 1 {
 		t.Errorf("%d rejected write marks, want 1", got)
 	}
-	if got := count("tr", ""); got != 1+len(m.Results) {
-		t.Errorf("%d table rows, want %d", got, 1+len(m.Results))
+	// The summary grid (a header and a row per scenario), then the table
+	// of all numbers (a header and a row per result).
+	scenarios := map[string]bool{}
+	for _, r := range m.Results {
+		scenarios[r.Scenario] = true
+	}
+	if got, want := count("tr", ""), 1+len(scenarios)+1+len(m.Results); got != want {
+		t.Errorf("%d table rows, want %d", got, want)
+	}
+	for i := range m.Results {
+		if !strings.Contains(page, fmt.Sprintf(`href="#cell-%d"`, i+1)) || !strings.Contains(page, fmt.Sprintf(`id="cell-%d"`, i+1)) {
+			t.Errorf("the grid does not link to row %d's timeline", i+1)
+		}
 	}
 	for _, want := range []string{"<!DOCTYPE html>", "client-pause", "pause client 0", "seed 42", "not-applicable", "Kleppmann"} {
 		if !strings.Contains(page, want) {
@@ -422,5 +434,32 @@ func TestNiceStep(t *testing.T) {
 				t.Errorf("niceStep(%v) = %v, want %v", tt.end, got, tt.want)
 			}
 		})
+	}
+}
+
+// WriteHTMLFile puts each timeline in a file of its own, loaded lazily.
+func TestHTMLFileTimelinesApart(t *testing.T) {
+	m := Matrix{Seed: 1, Results: []Result{{Mode: "single", Scenario: "baseline", Verdict: Reproduced, ExpectedSafe: true,
+		Timeline: NewTimeline(history.History{Ops: []history.Op{
+			{ID: 1, Worker: 0, Kind: history.Acquire, Invoke: 1, Complete: 2, Outcome: history.Ok},
+			{ID: 2, Worker: 0, Kind: history.Release, Invoke: 3, Complete: 4, Outcome: history.Ok, Lease: 1},
+		}})}}}
+	file := filepath.Join(t.TempDir(), "r.html")
+	if err := m.WriteHTMLFile(file); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(filepath.Dir(file), "r-timelines", "cell-1.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `loading="lazy" src="r-timelines/cell-1.svg"`) || strings.Contains(string(page), "<svg") {
+		t.Errorf("the page does not load its timeline lazily:\n%s", page)
+	}
+	if !strings.HasPrefix(string(svg), "<svg") || !strings.Contains(string(svg), "tenure") {
+		t.Errorf("cell-1.svg is not the timeline:\n%s", svg)
 	}
 }

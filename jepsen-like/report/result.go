@@ -26,6 +26,10 @@ const (
 	// NotApplicable: the run cannot speak to the claim — no successful
 	// acquisition, an invalid history, or the relevant checks undecided.
 	NotApplicable Verdict = "not-applicable"
+	// Inconclusive: expected safe and no violation, but too few contested
+	// acquisitions (attempts made while a fault was in effect and another
+	// client held a valid lease) to call it safe.
+	Inconclusive Verdict = "inconclusive"
 )
 
 // Result is one row of the matrix: one mode × one scenario. The JSON field
@@ -73,6 +77,26 @@ type Result struct {
 	// the claim's, then "expiry", "token-order" (fenced modes), "liveness"
 	// (cells that expect progress).
 	Judged string `json:"judged,omitempty"`
+	// Broken names the properties besides the claim's that the row is
+	// judged on and that did not hold, with counts (empty when all held).
+	// Any fails the run, whether the claim was expected safe or not: a
+	// client pause may be expected to break data integrity, never to make
+	// the lock grant two valid leases.
+	Broken string `json:"broken,omitempty"`
+	// MissedSignals counts tenures whose lease was taken over (another
+	// client acquired after the lease's validity) while the holder still
+	// acted and had not been told (Done not closed) within a grace period;
+	// WritesAfterSignal the writes a client made after its lease had told
+	// it that it ended (the client's doing, as in a pause: counted, not
+	// judged).
+	// Contested is the number of acquire attempts made while a fault was
+	// in effect (any time in a scenario without faults) and another client
+	// held a valid lease: the moments that test a lock.
+	Contested int `json:"contested"`
+	// Replay is the command that runs this cell again with the same seed.
+	Replay            string `json:"replay,omitempty"`
+	MissedSignals     int    `json:"missed_signals"`
+	WritesAfterSignal int    `json:"writes_after_signal"`
 
 	// ExpectedSafe is what the claim predicts for this mode and scenario.
 	ExpectedSafe bool    `json:"expected_safe"`
@@ -92,26 +116,29 @@ func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker
 		prop = checker.Safety
 	}
 	res := Result{
-		Mode:             mode,
-		Scenario:         scenario,
-		Claim:            claim.String(),
-		Property:         string(prop),
-		Acquisitions:     r.Acquires.Ok,
-		Attempts:         r.Acquires.Attempted,
-		Failures:         r.Acquires.Failed + r.Acquires.Unknown,
-		Unknown:          r.Acquires.Unknown,
-		Faults:           r.Faults,
-		Violations:       r.MutualExclusion.Count,
-		ValidOverlaps:    r.LeaseExclusion.Count,
-		LostUpdates:      r.LostUpdates.Count,
-		StaleAccepted:    r.StaleAccepted.Count,
-		StaleRejected:    r.StaleRejected.Count,
-		TokenRegressions: r.TokenOrder.Count,
-		Linearizable:     string(combine(r.Register.Verdict, r.CriticalSections.Verdict)),
-		Availability:     r.Acquires.Availability,
-		AcquireP50Ms:     r.Latency.P50Ms(),
-		AcquireP99Ms:     r.Latency.P99Ms(),
-		ExpectedSafe:     expectedSafe,
+		Mode:              mode,
+		Scenario:          scenario,
+		Claim:             claim.String(),
+		Property:          string(prop),
+		Acquisitions:      r.Acquires.Ok,
+		Attempts:          r.Acquires.Attempted,
+		Failures:          r.Acquires.Failed + r.Acquires.Unknown,
+		Unknown:           r.Acquires.Unknown,
+		Faults:            r.Faults,
+		Violations:        r.MutualExclusion.Count,
+		ValidOverlaps:     r.LeaseExclusion.Count,
+		LostUpdates:       r.LostUpdates.Count,
+		StaleAccepted:     r.StaleAccepted.Count,
+		StaleRejected:     r.StaleRejected.Count,
+		TokenRegressions:  r.TokenOrder.Count,
+		Contested:         r.Contested,
+		MissedSignals:     r.Signals.Count,
+		WritesAfterSignal: r.WritesAfterSignal,
+		Linearizable:      string(combine(r.Register.Verdict, r.CriticalSections.Verdict)),
+		Availability:      r.Acquires.Availability,
+		AcquireP50Ms:      r.Latency.P50Ms(),
+		AcquireP99Ms:      r.Latency.P99Ms(),
+		ExpectedSafe:      expectedSafe,
 	}
 	res.Verdict, res.VerdictNote = judge(expectedSafe, prop, r)
 	return res
@@ -178,6 +205,8 @@ type Matrix struct {
 	// Seed made the run's random choices (fault timing, worker delays).
 	Seed    int64    `json:"seed"`
 	Results []Result `json:"results"`
+
+	svgDir string // WriteHTMLFile: where the timelines are
 }
 
 // WriteJSON writes the matrix as indented JSON: {"seed": …, "results": […]}.

@@ -38,6 +38,20 @@ type Lease interface {
 	Until() time.Time
 }
 
+// Signaller is the optional ability of a Lease to tell its holder that it
+// ended (lost, expired): Done closes then, as quorum.Lease's does. The
+// workload's critical section watches it: a worker does not write once it
+// is closed, and the history records when it closed (a Signal op), so the
+// checker can count a lease taken over without its holder being told.
+type Signaller interface {
+	Done() <-chan struct{}
+}
+
+// MetaSignals is the history label the workload sets ("done") when the
+// leases signal their end, so that a missing Signal means "not told", not
+// "cannot tell".
+const MetaSignals = "signals"
+
 // Gate is where a worker can be paused: Wait returns at once normally and
 // blocks while a pause is in effect (chaos.ClientPause implements it).
 type Gate interface {
@@ -171,11 +185,29 @@ func (r *runner) tenure(ctx context.Context) {
 	}
 	acq.Acquired(uint64(max(lease.Token(), 0)), r.at(lease.Until()))
 	id := acq.ID()
+	// The lease's end signal, watched for the whole tenure.
+	var done <-chan struct{}
+	stopWatch, watched := make(chan struct{}), make(chan struct{})
+	if s, ok := lease.(Signaller); ok {
+		done = s.Done()
+		r.rec.SetMeta(MetaSignals, "done")
+		go func() {
+			defer close(watched)
+			select {
+			case <-done:
+				r.rec.Signal(r.w.ID, id)
+			case <-stopWatch:
+			}
+		}()
+	} else {
+		close(watched)
+	}
 
 	v := r.res.Read(r.w.ID, id)
 	sleep(context.WithoutCancel(ctx), r.cfg.Work.draw(r.rng))
-	// A careful client checks its lease before acting on it...
-	if u := lease.Until(); u.IsZero() || time.Now().Before(u) {
+	// A careful client checks its lease before acting on it — its
+	// validity and its end signal...
+	if u := lease.Until(); (u.IsZero() || time.Now().Before(u)) && !closed(done) {
 		// ...and can still be paused right after the check.
 		if r.w.Gate != nil {
 			_ = r.w.Gate.Wait(context.WithoutCancel(ctx))
@@ -183,6 +215,10 @@ func (r *runner) tenure(ctx context.Context) {
 		_ = r.res.Write(r.w.ID, id, v+1, uint64(max(lease.Token(), 0))) // a rejection is recorded
 	}
 
+	// The signal counts only while the worker holds: stop watching before
+	// the release (which ends the lease too).
+	close(stopWatch)
+	<-watched
 	rel := r.rec.Release(r.w.ID, id)
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
 	err = lease.Unlock(rctx)
@@ -192,6 +228,16 @@ func (r *runner) tenure(ctx context.Context) {
 		return
 	}
 	rel.Ok()
+}
+
+// closed reports whether done is closed (false for nil).
+func closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // at converts a deadline to the run's clock.
