@@ -112,13 +112,18 @@ func (h stallHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 }
 
 // isGrant recognises a node's "yours" to an acquire, as the wire shows it:
-// SET NX answered OK, or a lock script answered an array led by 1 ({1,
+// SET NX answered OK (as SetNX's BoolCmd or Do's Cmd), or a lock script answered an array led by 1 ({1,
 // fence}; a refusal is {0, pttl}; releases and extends answer a number).
 func isGrant(cmd redis.Cmder) bool {
 	switch c := cmd.(type) {
 	case *redis.BoolCmd:
 		return c.Name() == "set" && c.Val()
 	case *redis.Cmd:
+		if c.Name() == "set" {
+			// The lock's batched fast path sends SET NX through Do (a
+			// generic Cmd), alone or in a pipeline.
+			return c.Val() == "OK"
+		}
 		if n := c.Name(); n != "evalsha" && n != "eval" && n != "evalsha_ro" && n != "fcall" {
 			return false
 		}
