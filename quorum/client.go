@@ -67,7 +67,7 @@ type config struct {
 	prefix         string
 	noBatch        bool
 	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
-	safety         safetyConfig // WithWait, WithRestartDetection, WithPreflight (safety.go)
+	safety         safetyConfig // WithReplicaAck, WithRestartDetection, WithPreflight (safety.go)
 	label          string       // WithLabel (label.go)
 	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
 	labelSet       bool

@@ -112,14 +112,14 @@ func TestPreflight(t *testing.T) {
 
 	t.Run("WAIT replicas", func(t *testing.T) {
 		c := newClient(t, []redis.UniversalClient{client(good[0].Addr()), client(good[1].Addr()), client(good[2].Addr())},
-			WithWait(1, 10*time.Millisecond))
+			WithReplicaAck(1, 10*time.Millisecond))
 		r, err := c.Admin().Check(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// good[0] has the replica; the others have none and never vote.
 		if len(findingAbout(r, admin.Problem, good[1].Addr(), "never votes")) != 1 || len(findingAbout(r, admin.Problem, good[0].Addr(), "never votes")) != 0 {
-			t.Fatalf("WithWait(1) findings:\n%s", r)
+			t.Fatalf("WithReplicaAck(1) findings:\n%s", r)
 		}
 	})
 }

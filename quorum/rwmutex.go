@@ -25,7 +25,7 @@ const (
 // Without WithOwner every acquisition is its own owner.
 //
 // Leases are ordinary Leases: the watchdog renews them, fencing tokens,
-// WithWait and WithRestartDetection apply. With WithFencing, the token goes
+// WithReplicaAck and WithRestartDetection apply. With WithFencing, the token goes
 // up when the lock passes from free to held: successive writers get
 // increasing tokens; readers that overlap share one.
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
-// safetyConfig holds the safety options (WithWait, WithRestartDetection,
+// safetyConfig holds the safety options (WithReplicaAck, WithRestartDetection,
 // WithPreflight). The zero value turns all of them off, and then lock calls
 // go to the nodes exactly as without them: no wrapper, no extra command.
 type safetyConfig struct {
@@ -48,12 +48,12 @@ type safetyState struct {
 func (c *Client) initSafety() error {
 	s := &c.cfg.safety
 	if s.wait && s.waitReplicas < 1 {
-		return fmt.Errorf("quorumlock: WithWait needs a replica count of at least 1, got %d", s.waitReplicas)
+		return fmt.Errorf("quorumlock: WithReplicaAck needs a replica count of at least 1, got %d", s.waitReplicas)
 	}
 	if s.wait {
 		budget := c.cfg.policy.LockWaitTime(c.cfg.attemptTimeout, len(c.nodes))
 		if s.waitTimeout <= 0 || s.waitTimeout >= budget {
-			return fmt.Errorf("quorumlock: WithWait timeout %v must be positive and below the per-node budget %v (the attempt timeout %v shared by the policy over %d nodes); raise WithAttemptTimeout or lower the WAIT timeout",
+			return fmt.Errorf("quorumlock: WithReplicaAck timeout %v must be positive and below the per-node budget %v (the attempt timeout %v shared by the policy over %d nodes); raise WithAttemptTimeout or lower the WAIT timeout",
 				s.waitTimeout, budget, c.cfg.attemptTimeout, len(c.nodes))
 		}
 	}
@@ -65,7 +65,7 @@ func (c *Client) initSafety() error {
 	}
 	for i, n := range c.nodes {
 		if _, ring := n.Client().(*redis.Ring); ring && c.gated() {
-			return fmt.Errorf("quorumlock: node %d is a Ring client; WithWait and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
+			return fmt.Errorf("quorumlock: node %d is a Ring client; WithReplicaAck and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
 		}
 	}
 	if s.preflight {
@@ -194,7 +194,7 @@ func (g *gate) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 func (g *gate) Release(ctx context.Context) (bool, error) { return g.l.Release(ctx) }
 
 // KeepsFence passes on the node lock's multilock.FenceKeeper: a counter a
-// counted grant reported is stored there (under WithWait, acknowledged by
+// counted grant reported is stored there (under WithReplicaAck, acknowledged by
 // the replicas in the grant's round trip).
 func (g *gate) KeepsFence() bool {
 	k, ok := g.l.(multilock.FenceKeeper)

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkSafetyGate is Lock+Unlock on 3 master + replica groups with no
 // safety option, with WithRestartDetection (INFO server in the acquire's
-// round trip) and with WithWait(1) (WAIT in the same round trip), taken in
+// round trip) and with WithReplicaAck(1) (WAIT in the same round trip), taken in
 // turn in the same run. Metrics: ops/s of each and their ratio to plain.
 func BenchmarkSafetyGate(b *testing.B) {
 	masters := localredis.StartNT(b, 3, localredis.Config{})
@@ -41,7 +41,7 @@ func BenchmarkSafetyGate(b *testing.B) {
 		_ = l.Unlock(ctx)
 		return m
 	}
-	variants := []*Mutex{mk(), mk(WithRestartDetection(0)), mk(WithWait(1, 100*time.Millisecond))}
+	variants := []*Mutex{mk(), mk(WithRestartDetection(0)), mk(WithReplicaAck(1, 100*time.Millisecond))}
 	took := make([]time.Duration, len(variants))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -50,9 +50,9 @@ func ExampleClient_RWMutex() {
 // A per-node durability gate for nodes that are master + replica groups: a
 // node's grant counts only once a replica acknowledged it (WAIT 1 20ms in
 // the same round trip). The lease report says why a node did not vote.
-func ExampleWithWait() {
+func ExampleWithReplicaAck() {
 	client, err := quorum.Dial("redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379",
-		quorum.WithWait(1, 20*time.Millisecond), quorum.WithAttemptTimeout(300*time.Millisecond))
+		quorum.WithReplicaAck(1, 20*time.Millisecond), quorum.WithAttemptTimeout(300*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}

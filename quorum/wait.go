@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// ErrNotReplicated: a node granted, but fewer of its replicas than WithWait
+// ErrNotReplicated: a node granted, but fewer of its replicas than WithReplicaAck
 // asks acknowledged the write in time, so its vote did not count.
 var ErrNotReplicated = errors.New("quorumlock: write not acknowledged by enough replicas")
 
-// waitError is why a node's grant did not count under WithWait: WAIT
+// waitError is why a node's grant did not count under WithReplicaAck: WAIT
 // returned fewer acknowledging replicas than wanted within the timeout. It
 // unwraps to ErrNotReplicated.
 type waitError struct {
@@ -19,13 +19,13 @@ type waitError struct {
 }
 
 func (e *waitError) Error() string {
-	return fmt.Sprintf("WAIT: %d of %d replicas acknowledged within %v (check this node's replication links, or lower WithWait's replica count)",
+	return fmt.Sprintf("WAIT: %d of %d replicas acknowledged within %v (check this node's replication links, or lower WithReplicaAck's replica count)",
 		e.Acked, e.Want, e.Timeout)
 }
 
 func (e *waitError) Unwrap() error { return ErrNotReplicated }
 
-// WithWait is a per-node durability gate for nodes that are master +
+// WithReplicaAck is a per-node durability gate for nodes that are master +
 // replica groups: after a node grants (and after every extension and
 // fencing write on it), WAIT replicas timeout runs on the same connection in
 // the same round trip, and the node's vote counts only if at least replicas
@@ -41,7 +41,7 @@ func (e *waitError) Unwrap() error { return ErrNotReplicated }
 // attempt timeout; 50 ms for 5 nodes and the default 250 ms): it is cut to
 // 3/4 of what is left of each node call. Every node must have at least
 // replicas replicas, or it never votes. Default off.
-func WithWait(replicas int, timeout time.Duration) Option {
+func WithReplicaAck(replicas int, timeout time.Duration) Option {
 	return func(c *config) {
 		c.safety.wait, c.safety.waitReplicas, c.safety.waitTimeout = true, replicas, timeout
 	}

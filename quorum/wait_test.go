@@ -43,7 +43,7 @@ func replicaGroups(t *testing.T, n int) (masters, replicas []*localredis.Server,
 	return masters, replicas, clients
 }
 
-// WithWait: with one replica's link blocked (the replica paused), that
+// WithReplicaAck: with one replica's link blocked (the replica paused), that
 // node's grant is not counted and the lease report says why; the lock still
 // holds on the other two. With two blocked there is no quorum, and the error
 // says WAIT was not acknowledged.
@@ -56,7 +56,7 @@ func TestWaitGate(t *testing.T) {
 			}
 		}
 	})
-	c := newClient(t, clients, WithTTL(2*time.Second), WithAttemptTimeout(time.Second), WithWait(1, 50*time.Millisecond), WithFencing())
+	c := newClient(t, clients, WithTTL(2*time.Second), WithAttemptTimeout(time.Second), WithReplicaAck(1, 50*time.Millisecond), WithFencing())
 	ctx := t.Context()
 	// A fresh name per phase: Unlock returns once a quorum released, and a
 	// release still on its way to the third node must not refuse the next
@@ -131,9 +131,9 @@ func TestWaitOptionValidation(t *testing.T) {
 		name string
 		opts []Option
 	}{
-		{"no replicas", []Option{WithWait(0, 10*time.Millisecond)}},
-		{"no timeout", []Option{WithWait(1, 0)}},
-		{"timeout above the per-node budget", []Option{WithWait(1, 300*time.Millisecond)}},
+		{"no replicas", []Option{WithReplicaAck(0, 10*time.Millisecond)}},
+		{"no timeout", []Option{WithReplicaAck(1, 0)}},
+		{"timeout above the per-node budget", []Option{WithReplicaAck(1, 300*time.Millisecond)}},
 		{"negative restart delay", []Option{WithRestartDetection(-time.Second)}},
 	}
 	for _, tc := range cases {

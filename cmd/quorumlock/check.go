@@ -24,9 +24,9 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	ttl := fs.Duration("ttl", 10*time.Second, "the lock TTL your clients use (young servers are compared with it)")
 	fencing := fs.Bool("fencing", false, "your clients use fencing tokens (persistence findings get stricter)")
 	restart := fs.Bool("restart-detection", false, "your clients use restart detection (persistence off is then a notice)")
-	wait := fs.Int("replicas", 0, "your clients use quorum.WithWait with this many replicas: nodes with fewer connected replicas are problems")
+	wait := fs.Int("replicas", 0, "your clients use quorum.WithReplicaAck with this many replicas: nodes with fewer connected replicas are problems")
 	fs.Func("wait", "renamed: use --replicas N (lock --wait is a time to wait for the lock)", func(v string) error {
-		return fmt.Errorf("check --wait is now --replicas %s: the replicas your clients' quorum.WithWait asks to acknowledge (lock --wait is a time to wait for a lock)", v)
+		return fmt.Errorf("check --wait is now --replicas %s: the replicas your clients' quorum.WithReplicaAck asks to acknowledge (lock --wait is a time to wait for a lock)", v)
 	})
 	strict := fs.Bool("strict", false, "fail on warnings too, not only on problems")
 	if err := parse(fs, args); err != nil {
@@ -45,7 +45,7 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	if *wait > 0 {
 		// Only the replica count matters to the check; a timeout that New
 		// accepts.
-		opts = append(opts, quorum.WithWait(*wait, time.Millisecond))
+		opts = append(opts, quorum.WithReplicaAck(*wait, time.Millisecond))
 	}
 	c, err := dialNodes(*nodes, opts...)
 	if err != nil {

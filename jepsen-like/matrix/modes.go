@@ -116,7 +116,7 @@ var Modes = []Mode{
 	{ID: "single", Summary: "quorum lock on one Redis master (a plain single-instance lock)",
 		Masters: 1, Majority: true, TunesDrift: true, Lock: QuorumLock()},
 	{ID: "single+wait", Summary: "one master + one replica, a grant counts only after WAIT 1 acknowledges it (Redisson's recommendation)",
-		Group: true, Wait: true, TunesDrift: true, Lock: QuorumLock(quorum.WithWait(1, waitTimeout))},
+		Group: true, Wait: true, TunesDrift: true, Lock: QuorumLock(quorum.WithReplicaAck(1, waitTimeout))},
 	{ID: "failover", Summary: "one master + one asynchronous replica; clients follow the master across a failover",
 		Group: true, TunesDrift: true, Lock: QuorumLock()},
 	{ID: "redlock-3", Summary: "quorum lock, majority of 3 independent masters (Redlock)",

@@ -26,7 +26,7 @@ type Config struct {
 	ReleaseTimeout time.Duration    // bounds each node's ForceUnlock call
 	Prefix         string           // the key prefix (Check)
 	Fencing        bool             // WithFencing is on (Check grades persistence)
-	// WaitReplicas is WithWait's replica count (0: off);
+	// WaitReplicas is WithReplicaAck's replica count (0: off);
 	// RestartDetection is WithRestartDetection (Check grades persistence).
 	WaitReplicas     int
 	RestartDetection bool

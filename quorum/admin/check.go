@@ -222,7 +222,7 @@ func (t *Tools) Preflight(refuse Severity) error {
 //     forgets locks and fencing counters unless WithRestartDetection);
 //   - a maxmemory-policy that can evict lock keys (anything but noeviction:
 //     lock keys carry a TTL, so even volatile-* policies take them);
-//   - replicas for WithWait, the number of nodes;
+//   - replicas for WithReplicaAck, the number of nodes;
 //   - on Cluster nodes, the slot and master of each named lock's keys.
 //
 // Unreachable nodes are findings, not errors; the error is for a done ctx.
@@ -390,9 +390,9 @@ func (t *Tools) findings(r *Report) []Finding {
 		if s.Role == "master" {
 			switch {
 			case t.cfg.WaitReplicas > 0 && s.Replicas < t.cfg.WaitReplicas:
-				add(Problem, fmt.Sprintf("WithWait asks %d replica(s) to acknowledge, but %d are connected: this node never votes", t.cfg.WaitReplicas, s.Replicas), s.Addr)
+				add(Problem, fmt.Sprintf("WithReplicaAck asks %d replica(s) to acknowledge, but %d are connected: this node never votes", t.cfg.WaitReplicas, s.Replicas), s.Addr)
 			case t.cfg.WaitReplicas == 0 && s.Replicas > 0:
-				add(Notice, fmt.Sprintf("has %d replica(s): if they can be promoted (Sentinel, Cluster), a failover can lose lock keys; WithWait makes a vote count only once replicas have the write", s.Replicas), s.Addr)
+				add(Notice, fmt.Sprintf("has %d replica(s): if they can be promoted (Sentinel, Cluster), a failover can lose lock keys; WithReplicaAck makes a vote count only once replicas have the write", s.Replicas), s.Addr)
 			}
 		}
 		if d := t.cfg.TTL; s.Uptime < d && !t.cfg.RestartDetection {
