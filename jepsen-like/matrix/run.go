@@ -225,20 +225,22 @@ func ReplayCommand(c Cell, t Timing, seed int64) string {
 }
 
 // LivenessFloor is the availability (acquisitions ÷ attempts) below which
-// a cell that expects progress fails: under no fault, or a quorum mode
+// a cell that expects progress fails: under no fault (expiry-race strikes
+// locks of its own, not the workers'), or a quorum mode
 // under a fault on a minority of its nodes, Lock calls should succeed
 // (0.92–1.0 in the quick matrix; a lock that leaves shares behind after a
 // failed attempt falls far below).
 const LivenessFloor = 0.8
 
-// ExpectsProgress reports whether a cell must keep acquiring: no fault, or
-// a majority lock with a fault on a minority of its nodes.
+// ExpectsProgress reports whether a cell must keep acquiring: no fault on
+// the workers' lock (baseline; expiry-race, whose races use locks of their
+// own), or a majority lock with a fault on a minority of its nodes.
 func ExpectsProgress(c Cell) bool {
 	if !c.Expect().Safe {
 		return false
 	}
 	switch c.Scenario.ID {
-	case "baseline":
+	case "baseline", "expiry-race":
 		return true
 	case "partition-minority", "latency", "node-pause":
 		return c.Mode.Majority && c.Mode.Nodes() >= 3

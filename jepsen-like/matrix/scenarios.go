@@ -88,6 +88,12 @@ var (
 	ClaimAllNodes = report.Claim{Source: report.RedlockSpec,
 		Text:     "a lock that needs every node (MultiLock) cannot be granted twice by one node losing its key: the other nodes still refuse",
 		Property: checker.LeaseExclusion}
+	// ClaimAbandonedExpires: a lock whose holder never releases it (a
+	// crashed holder) frees itself when its TTL ends, also when a
+	// contender reaches the key in its last millisecond.
+	ClaimAbandonedExpires = report.Claim{Source: report.RedlockSpec,
+		Text:     "auto-release: a lock whose holder crashed frees itself once its TTL ends, whatever contenders do at that moment",
+		Property: checker.MutualExclusion}
 )
 
 // Timing of a cell. Scenario schedules are laid out from it.
@@ -527,6 +533,20 @@ var Scenarios = []Scenario{
 			return unsafe(report.ClaimClockJump, "after the jump the other side gets a majority while the holder's lease is valid")
 		},
 		plan: kleppmann,
+	},
+	{
+		ID: "expiry-race",
+		Summary: "next to the workers, holders take locks of their own (one per round, the fast path's SET NX PX) for 40 ms and abandon them, as crashed holders; " +
+			"a contender watches each key's PTTL and fires TryLock in its last millisecond (PTTL 0), then abandons what it got",
+		Applies: func(m Mode) bool { return !m.Fencing },
+		Expect: func(Mode) Expectation {
+			return safe(ClaimAbandonedExpires, "a key in its last millisecond is expiring: the contender's promotion deletes it instead of rebuilding it without a TTL, so every abandoned lock frees itself")
+		},
+		plan: func(c *cell) (plan, error) {
+			t := c.timing
+			e := &expiryRace{c: c}
+			return plan{schedule: chaos.Schedule{c.at(t.start(), t.Duration-t.Lease/2-t.start(), e)}}, nil
+		},
 	},
 	{
 		ID:          "random",

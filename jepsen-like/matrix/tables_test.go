@@ -108,6 +108,7 @@ var wantExpected = map[string]string{
 	"holder-isolated":         "U U U U U U U",
 	"clock-jump":              "U U U U U U S",
 	"clock-jump-partition":    "- - - U U U S",
+	"expiry-race":             "S S S S S - S",
 	"random":                  "S S U S S S S",
 }
 
