@@ -131,33 +131,28 @@ func (b *bench) specs() []*spec {
 	rdNoLoop := func() *entry {
 		return b.entry(1, goRedisDefault, "noloop", adapters.Config{Kind: adapters.Rueidislock, Tuned: true})
 	}
+	// throughput is Lock+Unlock pairs on distinct names by g goroutines on
+	// n nodes, for every implementation that runs on n nodes.
+	throughput := func(id, title string, n, g int) *spec {
+		s := &spec{id: id, nodes: n, goroutines: g, metric: "Lock+Unlock", title: title}
+		s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
+		if n == 1 {
+			s.entries = append(s.entries, rlTuned(), rdDefault())
+		}
+		s.work = pairs(g, b.o.dur)
+		s.warm = pairs(g, b.o.dur/5)
+		return s
+	}
 	for _, n := range []int{1, 3, 5} {
 		for _, g := range []int{1, 16, 64} {
-			s := &spec{id: "uncontended", nodes: n, goroutines: g, metric: "Lock+Unlock",
-				title: fmt.Sprintf("uncontended Lock+Unlock, N=%d, %d goroutine%s", n, g, plural(g))}
-			s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
-			if n == 1 {
-				s.entries = append(s.entries, rlTuned(), rdDefault())
-			}
-			s.work = pairs(g, b.o.dur)
-			s.warm = pairs(g, b.o.dur/5)
-			out = append(out, s)
+			out = append(out, throughput("uncontended", fmt.Sprintf("uncontended Lock+Unlock, N=%d, %d goroutine%s", n, g, plural(g)), n, g))
 		}
 	}
 	if b.o.curve != "" {
-		// The curve: throughput against goroutines, distinct names, for
-		// every implementation that runs on N nodes.
+		// The curve: throughput against goroutines (drawn by -curve).
 		for _, n := range []int{1, 3, 5} {
 			for _, g := range curveGoroutines {
-				s := &spec{id: "curve", nodes: n, goroutines: g, metric: "Lock+Unlock",
-					title: fmt.Sprintf("curve: Lock+Unlock, N=%d, %d goroutine%s, distinct names", n, g, plural(g))}
-				s.entries = []*entry{ours(n), unbatched(n), raw(n), rsDefault(n)}
-				if n == 1 {
-					s.entries = append(s.entries, rlTuned(), rdDefault())
-				}
-				s.work = pairs(g, b.o.dur)
-				s.warm = pairs(g, b.o.dur/5)
-				out = append(out, s)
+				out = append(out, throughput("curve", fmt.Sprintf("curve: Lock+Unlock, N=%d, %d goroutine%s, distinct names", n, g, plural(g)), n, g))
 			}
 		}
 	}
