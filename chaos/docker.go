@@ -151,7 +151,15 @@ func (d *dockerNodes) start(ctx context.Context, name string, extraArgs []string
 		// (see containerAddr). The log line and awaitPing suffice.
 		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections")),
 	}, opts...)
-	rc, err := tcredis.Run(ctx, d.image, opts...)
+	var rc *tcredis.RedisContainer
+	err := retryPortRace(func() (err error) {
+		rc, err = tcredis.Run(ctx, d.image, opts...)
+		if err != nil && rc != nil && portRace(err) {
+			_ = testcontainers.TerminateContainer(rc)
+			rc = nil
+		}
+		return err
+	})
 	if rc != nil {
 		d.c.onClose(func() error { return testcontainers.TerminateContainer(rc) })
 	}
@@ -175,6 +183,26 @@ func (d *dockerNodes) start(ctx context.Context, name string, extraArgs []string
 	return n, nil
 }
 
+// portRace is a container start that lost its published host port: the
+// engine picks a free ephemeral port and binds it a moment later, and
+// another process (a second engine on this machine, a test's own server)
+// can take it in between ("bind: address already in use"). Three CI runs
+// at once hit it. The start is tried again, with a port picked anew.
+func portRace(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "address already in use")
+}
+
+// retryPortRace runs start up to three times while it fails by portRace.
+func retryPortRace(start func() error) error {
+	var err error
+	for range 3 {
+		if err = start(); !portRace(err) {
+			return err
+		}
+	}
+	return err
+}
+
 // groupNet creates, once per cluster, the network groups share and the
 // toxiproxy container on it (alias "toxiproxy") whose API is published on
 // 127.0.0.1.
@@ -188,13 +216,21 @@ func (d *dockerNodes) groupNet(ctx context.Context) error {
 	}
 	d.net = nw
 	d.c.onClose(func() error { return nw.Remove(context.Background()) })
-	tc, err := testcontainers.Run(ctx, ToxiproxyImage(),
-		testcontainers.WithCmd("-host=0.0.0.0"),
-		testcontainers.WithExposedPorts("8474/tcp"),
-		testcontainers.WithLabels(d.labels),
-		testcontainers.WithHostConfigModifier(publishOnLoopback("8474/tcp")),
-		tcnetwork.WithNetwork([]string{"toxiproxy"}, nw),
-	)
+	var tc testcontainers.Container
+	err = retryPortRace(func() (err error) {
+		tc, err = testcontainers.Run(ctx, ToxiproxyImage(),
+			testcontainers.WithCmd("-host=0.0.0.0"),
+			testcontainers.WithExposedPorts("8474/tcp"),
+			testcontainers.WithLabels(d.labels),
+			testcontainers.WithHostConfigModifier(publishOnLoopback("8474/tcp")),
+			tcnetwork.WithNetwork([]string{"toxiproxy"}, nw),
+		)
+		if err != nil && tc != nil && portRace(err) {
+			_ = testcontainers.TerminateContainer(tc)
+			tc = nil
+		}
+		return err
+	})
 	if tc != nil {
 		d.c.onClose(func() error { return testcontainers.TerminateContainer(tc) })
 	}
