@@ -2,7 +2,10 @@ package chaos
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 )
 
 // A container start that lost its published port is tried again, at most
@@ -32,5 +35,34 @@ func TestRetryPortRace(t *testing.T) {
 				t.Fatalf("%d calls, %v; want %d, %v", calls, err, tt.calls, tt.want)
 			}
 		})
+	}
+}
+
+// Through the HTTP API (the Docker backend's toxiproxy container), adding
+// a toxic that is still there from a heal that failed replaces it instead
+// of failing the step.
+func TestAddToxicReplacesALeftover(t *testing.T) {
+	tp, err := StartToxiproxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tp.Close() })
+	if _, err := tp.NewProxy("m0", "127.0.0.1:1"); err != nil {
+		t.Fatal(err)
+	}
+	api, err := toxiclient.NewClient(strings.TrimPrefix(tp.URL(), "http://")).Proxy("m0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{name: "m0", api: api}
+	tox := timeoutToxic("chaos_partition_upstream", "upstream")
+	for i := range 2 {
+		if err := p.AddToxic(t.Context(), tox); err != nil {
+			t.Fatalf("add %d: %v", i+1, err)
+		}
+	}
+	toxics, err := api.Toxics()
+	if err != nil || len(toxics) != 1 {
+		t.Fatalf("toxics %+v (%v), want the one", toxics, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,7 +154,19 @@ func (p *Proxy) AddToxic(ctx context.Context, t Toxic) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, err := p.api.AddToxic(t.Name, t.Type, t.Stream, t.Toxicity, toxiclient.Attributes(t.Attributes)); err != nil {
+	_, err := p.api.AddToxic(t.Name, t.Type, t.Stream, t.Toxicity, toxiclient.Attributes(t.Attributes))
+	if err != nil && strings.Contains(err.Error(), "already exists") {
+		// A toxiproxy server (the Docker backend's container) can apply a
+		// removal and still fail its HTTP answer under load, or apply an
+		// add whose answer timed out: the heal before this step failed
+		// and its toxic is still there (three CI runs at once:
+		// "toxic already exists"). Adding means "this toxic is in place":
+		// it replaces the old one.
+		if rerr := p.api.RemoveToxic(t.Name); rerr == nil {
+			_, err = p.api.AddToxic(t.Name, t.Type, t.Stream, t.Toxicity, toxiclient.Attributes(t.Attributes))
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("chaos: add toxic %s to %s: %w", t.Name, p.name, err)
 	}
 	return nil
