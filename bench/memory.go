@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -121,14 +122,10 @@ func printMemory(w io.Writer, rows []MemRow) {
 }
 
 func joinKeys(ks []string) string {
-	out := ""
-	for i, k := range ks {
-		if i > 0 {
-			out += ", "
-		}
-		out += "`" + k + "`"
+	if len(ks) == 0 {
+		return ""
 	}
-	return out
+	return "`" + strings.Join(ks, "`, `") + "`"
 }
 
 // memoryChecks is the issue's target: held-lock memory without fencing

@@ -131,7 +131,7 @@ func (e *expiryRace) round(ctx context.Context, admin *redis.Client, holders, co
 	key := node.DefaultPrefix + "{" + name + "}"
 	// Sleep until shortly before the expiry, then poll the key's PTTL
 	// until it answers 0 (the last millisecond, the key still there).
-	if !sleepCtx(ctx, expiryRaceLease-8*time.Millisecond) {
+	if !sleep(ctx, expiryRaceLease-8*time.Millisecond) {
 		return nil
 	}
 	for {
@@ -155,15 +155,4 @@ func (e *expiryRace) round(ctx context.Context, admin *redis.Client, holders, co
 		e.stuck++
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
