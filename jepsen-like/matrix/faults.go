@@ -251,10 +251,12 @@ func (w *whileHolding) release() {
 	open := w.open
 	w.open = false
 	w.mu.Unlock()
-	w.gate.release()
+	// The end goes into the history before the gate lets the worker on,
+	// so nothing the worker does next is recorded ahead of it.
 	if open {
 		w.rec.NemesisEnd(w.name).Ok()
 	}
+	w.gate.release()
 }
 
 func (w *whileHolding) Recover(ctx context.Context) error {
