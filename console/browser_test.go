@@ -308,7 +308,21 @@ func TestBrowserForceUnlock(t *testing.T) {
 	// lock stays held by the two answering nodes.
 	// Its TTL outlasts the rest of the test: an expired leftover would not
 	// be listed, and the page would never show it.
-	nd, err := node.New(servers[1].Client())
+	// The waiter won on a majority, not necessarily on every node (the
+	// force record can still hold one node when it tries there): the node
+	// paused below is one it does not hold, if there is one, and the
+	// leftover goes on another, so both rows stay decidable.
+	ins, err := c.Admin().Inspect(ctx, "orders/42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pause, leftover := 2, 1
+	for i, n := range ins.Nodes {
+		if !n.State.Present {
+			pause, leftover = i, (i+1)%len(servers)
+		}
+	}
+	nd, err := node.New(servers[leftover].Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,10 +337,10 @@ func TestBrowserForceUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("leftover on a minority: %v", err)
 	}
-	if err := servers[2].Pause(); err != nil {
+	if err := servers[pause].Pause(); err != nil {
 		t.Fatal(err)
 	}
-	defer servers[2].Resume()
+	defer servers[pause].Resume()
 	err = chromedp.Do(tctx,
 		chromedp.WaitVisible(chromedp.CSS(row+`[data-verdict="held"] td.cell.silent`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-lock="jobs/stale"][data-verdict="unknown"]`)),
