@@ -172,6 +172,7 @@ func (c *Cluster) Options() *redis.ClusterOptions {
 		// exists in every go-redis the library accepts).
 		NewClient: func(opt *redis.Options) *redis.Client {
 			opt.DialerRetries = 1
+			opt.DialerRetryTimeout = time.Microsecond // see node.Options
 			return redis.NewClient(opt)
 		},
 	}
@@ -185,8 +186,12 @@ func (c *Cluster) Options() *redis.ClusterOptions {
 // build. Built against v9.17 a failover client keeps go-redis's default
 // of 5 dial attempts: slower to report a master that is down, nothing else.
 func oneDial(opts any) {
-	if f := reflect.ValueOf(opts).Elem().FieldByName("DialerRetries"); f.IsValid() && f.CanSet() {
+	v := reflect.ValueOf(opts).Elem()
+	if f := v.FieldByName("DialerRetries"); f.IsValid() && f.CanSet() {
 		f.SetInt(1)
+	}
+	if f := v.FieldByName("DialerRetryTimeout"); f.IsValid() && f.CanSet() {
+		f.SetInt(int64(time.Microsecond))
 	}
 }
 

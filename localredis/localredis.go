@@ -353,6 +353,7 @@ func ClientOptions(addr string) *redis.Options {
 		MaxRetries:            -1,
 		DialTimeout:           time.Second,
 		DialerRetries:         1,
+		DialerRetryTimeout:    time.Microsecond, // see node.Options
 	}
 }
 

@@ -227,7 +227,7 @@ func (d *Sentinel) waitKnown(ctx context.Context, replicas int) error {
 }
 
 func sentinelClient(addr string) *redis.SentinelClient {
-	return redis.NewSentinelClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1})
+	return redis.NewSentinelClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1, DialerRetryTimeout: time.Microsecond})
 }
 
 // StartSentinelT starts a Sentinel deployment for a test and stops it in

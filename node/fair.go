@@ -294,15 +294,25 @@ func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
 		pipe := n.client.TxPipeline()
 		q := pipe.ZRangeByScoreWithScores(ctx, f.Queue, &redis.ZRangeBy{Min: "0", Max: "+inf"})
 		d := pipe.ZRangeWithScores(ctx, f.Deadlines, 0, -1)
-		now := pipe.Time(ctx)
+		// The server's clock, read by a script keyed to the line's slot
+		// (see readLockLua: no bare TIME in a cluster transaction).
+		tm := pipe.Eval(ctx, "return redis.call('time')", []string{f.Queue})
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		ts, err := tm.StringSlice()
+		if err != nil || len(ts) != 2 {
+			return fmt.Errorf("quorumlock: the server's time: %v %v", ts, err)
+		}
+		now, err := serverTime(ts[0], ts[1])
+		if err != nil {
 			return err
 		}
 		deadline := map[string]float64{}
 		for _, z := range d.Val() {
 			deadline[z.Member.(string)] = z.Score
 		}
-		nowMs := float64(now.Val().UnixMilli())
+		nowMs := float64(now.UnixMilli())
 		for _, z := range q.Val() {
 			id := z.Member.(string)
 			left := deadline[id] - nowMs

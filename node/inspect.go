@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,24 +59,40 @@ func (n *Node) InspectMany(ctx context.Context, names []string) ([]State, error)
 	return out, nil
 }
 
-// readLockLua reads a lock in either form, in one step: {"string", value}
-// or {"hash", field, value, ...}, or {} when absent.
-const readLockLua = `local t = redis.call('type', KEYS[1]).ok
-if t == 'string' then return {'string', redis.call('get', KEYS[1])} end
+// readLockLua reads a lock in either form, in one step, after the server's
+// clock (seconds, microseconds): {s, us, "string", value} or
+// {s, us, "hash", field, value, ...}, or {s, us} when absent. The clock is
+// read here rather than by a TIME beside the script: a Redis Cluster
+// transaction must touch one slot, and go-redis before v9.19 routed a TIME
+// inside one as if it had a key, which the server refused with CROSSSLOT.
+const readLockLua = `local tm = redis.call('time')
+local t = redis.call('type', KEYS[1]).ok
+if t == 'string' then return {tm[1], tm[2], 'string', redis.call('get', KEYS[1])} end
 if t == 'hash' then
   local h = redis.call('hgetall', KEYS[1])
   table.insert(h, 1, 'hash')
+  table.insert(h, 1, tm[2])
+  table.insert(h, 1, tm[1])
   return h
 end
-return {}`
+return tm`
 
-// readLock parses readLockLua's answer: the hash's fields, or for the
-// string form of a single fast-path holder ("owner\0attempt") its owner.
-func readLock(c *redis.Cmd) (hash map[string]string, owner string, isString bool, err error) {
+// readLock parses readLockLua's answer: the server's time, and the hash's
+// fields, or for the string form of a single fast-path holder
+// ("owner\0attempt") its owner.
+func readLock(c *redis.Cmd) (now time.Time, hash map[string]string, owner string, isString bool, err error) {
 	vs, err := c.StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, "", false, err
+		return time.Time{}, nil, "", false, err
 	}
+	if len(vs) < 2 {
+		return time.Time{}, nil, "", false, fmt.Errorf("quorumlock: reading a lock: %d values, want the server's time first", len(vs))
+	}
+	now, err = serverTime(vs[0], vs[1])
+	if err != nil {
+		return time.Time{}, nil, "", false, err
+	}
+	vs = vs[2:]
 	hash = map[string]string{}
 	switch {
 	case len(vs) == 2 && vs[0] == "string":
@@ -85,7 +102,17 @@ func readLock(c *redis.Cmd) (hash map[string]string, owner string, isString bool
 			hash[vs[i]] = vs[i+1]
 		}
 	}
-	return hash, owner, isString, nil
+	return now, hash, owner, isString, nil
+}
+
+// serverTime parses TIME's two answers, seconds and microseconds.
+func serverTime(sec, usec string) (time.Time, error) {
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	us, err2 := strconv.ParseInt(usec, 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return time.Time{}, fmt.Errorf("quorumlock: the server's time %q %q: %w", sec, usec, err)
+	}
+	return time.Unix(s, us*1000), nil
 }
 
 func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
@@ -97,7 +124,6 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 	}
 	cs := make([]cmds, len(names))
 	pipe := n.client.TxPipeline()
-	tm := pipe.Time(ctx) // a read-write lock's shares carry deadlines on this clock
 	for i, name := range names {
 		k := n.Keys(name)
 		// The lock is a hash, or a string while one fast-path acquisition
@@ -110,7 +136,8 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 	}
 	for i, c := range cs {
 		st := State{Holders: map[string]int64{}}
-		h, owner, isString, err := readLock(c.lock)
+		// A read-write lock's shares carry deadlines on the server's clock.
+		now, h, owner, isString, err := readLock(c.lock)
 		if err != nil {
 			return err
 		}
@@ -125,7 +152,7 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 			case strings.HasPrefix(field, "\x00a:"):
 				// A plain lock's share is "1"; a read-write lock's is
 				// "r|w:deadline_ms:owner", and it alone names the owner.
-				if owner, live, ok := rwShare(v, tm.Val()); ok {
+				if owner, live, ok := rwShare(v, now); ok {
 					if live {
 						st.Attempts++
 						st.Holders[owner]++

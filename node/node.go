@@ -99,13 +99,17 @@ func describe(c redis.UniversalClient) (addr string, guarded bool) {
 
 // Options returns go-redis options for addr with the settings a lock needs:
 // context deadlines honoured and no hidden retries (the lock retries at its
-// own level, within the caller's budget).
+// own level, within the caller's budget). One dial per call, and no pause
+// after it: go-redis before v9.18 waits DialerRetryTimeout (100 ms by
+// default) even after its last dial, so a short attempt ran out first and
+// reported "context deadline exceeded" instead of "connection refused".
 func Options(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1,
 		DialerRetries:         1,
+		DialerRetryTimeout:    time.Microsecond,
 		DialTimeout:           time.Second,
 	}
 }

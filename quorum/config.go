@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -43,6 +44,7 @@ func parseNodes(urls string) ([]redis.UniversalClient, error) {
 		opt.ContextTimeoutEnabled = true
 		opt.MaxRetries = -1
 		opt.DialerRetries = 1
+		opt.DialerRetryTimeout = time.Microsecond // see node.Options
 		out = append(out, redis.NewClient(opt))
 	}
 	return out, nil

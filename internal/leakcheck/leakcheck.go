@@ -74,7 +74,7 @@ func ignored(stack string) bool {
 		"testing.RunTests", "testing.(*T).Run", "testing.(*M).", "testing.runFuzzTests",
 		"os/signal.signal_recv", "os/signal.loop", "runtime.ensureSigM",
 		"runtime.ReadTrace", "runtime/trace.Start",
-		// go-redis v9.17.0 (the library's minimum, used with GOWORK=off)
+		// go-redis v9.17.x (the library's minimum, used with GOWORK=off)
 		// keeps one process-wide clock goroutine for its pools; newer
 		// versions have none.
 		"github.com/redis/go-redis/v9/internal/pool.startGlobalTimeCache",
