@@ -299,6 +299,25 @@ func TestFencingOneExtraRoundTrip(t *testing.T) {
 	cost := func(opts ...Option) int64 {
 		c := newClient(t, clients, opts...)
 		m := mustMutex(t, c, "rt")
+		key := c.nodes[0].Keys("rt").Lock
+		// Unlock returns once a majority released; wait until every node
+		// has (EXISTS is not counted), or the next round's SET NX finds
+		// the key on a slow node and asks the acquire script (a refusal,
+		// not fencing's cost). A sleep was too short on a loaded machine.
+		settle := func() {
+			deadline := time.Now().Add(10 * time.Second)
+			for _, s := range servers {
+				rc := s.Client()
+				for rc.Exists(ctx, key).Val() != 0 {
+					if time.Now().After(deadline) {
+						rc.Close()
+						t.Fatalf("%s still holds %s 10 s after the unlock", s.Addr(), key)
+					}
+					time.Sleep(time.Millisecond)
+				}
+				rc.Close()
+			}
+		}
 		once := func() {
 			l, err := m.Lock(ctx)
 			if err != nil {
@@ -307,19 +326,14 @@ func TestFencingOneExtraRoundTrip(t *testing.T) {
 			if err := l.Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			// Unlock returns once a majority released; let the rest land,
-			// or the next round's SET NX finds the key on a slow node and
-			// asks the acquire script (a refusal, not fencing's cost).
-			time.Sleep(20 * time.Millisecond)
+			settle()
 		}
 		once() // loads the scripts
-		time.Sleep(100 * time.Millisecond)
 		before := calls()
 		const rounds = 10
 		for range rounds {
 			once()
 		}
-		time.Sleep(100 * time.Millisecond) // releases still on their way
 		return (calls() - before) / rounds
 	}
 	plain, fenced := cost(), cost(WithFencing())
