@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,9 @@ const memoryCaseID = "memory server memory per held lock"
 
 // MemRow is what one held lock costs a node: the keys it creates and the
 // sum of their MEMORY USAGE, while held and after its release (what stays
-// for good, e.g. a fencing counter).
+// for good, e.g. a fencing counter). Keys a client writes once, before it
+// locks anything (quorumlock's label record), are not the lock's: they are
+// counted apart, as ClientKeys and ClientBytes.
 type MemRow struct {
 	Impl         string   `json:"impl"`
 	Variant      string   `json:"variant"`
@@ -26,10 +29,13 @@ type MemRow struct {
 	HeldBytes    int64    `json:"held_bytes"`
 	ReleasedKeys int      `json:"released_keys"`
 	ReleaseBytes int64    `json:"released_bytes"`
+	ClientKeys   []string `json:"client_keys,omitempty"`
+	ClientBytes  int64    `json:"client_bytes,omitempty"`
 }
 
 // memoryCase holds one lock of each implementation on an empty node and
-// sums MEMORY USAGE (SAMPLES 0: exact) over every key the node then has.
+// sums MEMORY USAGE (SAMPLES 0: exact) over every key the node then has,
+// less the keys the client wrote before it locked (MemRow.ClientKeys).
 // It runs on servers[0], flushed before each implementation; nothing else
 // uses that node meanwhile (the cases run one after another).
 func memoryCase(ctx context.Context, s *localredis.Server) ([]MemRow, error) {
@@ -73,21 +79,37 @@ func memoryOf(ctx context.Context, admin, c *redis.Client, cfg adapters.Config) 
 	if err != nil {
 		return MemRow{}, err
 	}
+	var row MemRow
+	row.ClientKeys, row.ClientBytes, err = keyBytes(ctx, admin)
+	if err != nil {
+		return row, err
+	}
 	lease, err := m.TryLock(ctx)
 	if err != nil {
 		return MemRow{}, err
 	}
-	var row MemRow
-	row.HeldKeys, row.HeldBytes, err = keyBytes(ctx, admin)
+	keys, b, err := keyBytes(ctx, admin)
 	if err != nil {
 		return row, err
 	}
+	row.HeldKeys, row.HeldBytes = without(keys, row.ClientKeys), b-row.ClientBytes
 	if err := lease.Unlock(ctx); err != nil {
 		return row, err
 	}
-	keys, b, err := keyBytes(ctx, admin)
-	row.ReleasedKeys, row.ReleaseBytes = len(keys), b
+	keys, b, err = keyBytes(ctx, admin)
+	row.ReleasedKeys, row.ReleaseBytes = len(without(keys, row.ClientKeys)), b-row.ClientBytes
 	return row, err
+}
+
+// without is keys less those in drop.
+func without(keys, drop []string) []string {
+	var out []string
+	for _, k := range keys {
+		if !slices.Contains(drop, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func keyBytes(ctx context.Context, c *redis.Client) ([]string, int64, error) {
@@ -111,13 +133,17 @@ func printMemory(w io.Writer, rows []MemRow) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Server memory per held lock (one node, MEMORY USAGE SAMPLES 0 of every key)\n\n")
-	fmt.Fprintf(w, "| impl | keys while held | bytes while held | keys left after release | bytes left |\n|---|---|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| impl | keys while held | bytes while held | keys left after release | bytes left | per client, once (not per lock) |\n|---|---|--:|--:|--:|---|\n")
 	for _, r := range rows {
 		label := r.Impl
 		if r.Variant != "default" {
 			label += " " + r.Variant
 		}
-		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d | %d |\n", label, len(r.HeldKeys), joinKeys(r.HeldKeys), r.HeldBytes, r.ReleasedKeys, r.ReleaseBytes)
+		client := "—"
+		if len(r.ClientKeys) > 0 {
+			client = fmt.Sprintf("%d B (%s)", r.ClientBytes, joinKeys(r.ClientKeys))
+		}
+		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d | %d | %s |\n", label, len(r.HeldKeys), joinKeys(r.HeldKeys), r.HeldBytes, r.ReleasedKeys, r.ReleaseBytes, client)
 	}
 }
 

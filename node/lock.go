@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,34 @@ func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
 // LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
 // caller that locks one name again and again computes them once.
 func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
-	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: owner + "\x00" + attempt, fencing: fencing}
+	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing}
+}
+
+// FastValue is the string a fast-path acquisition of attempt by owner
+// writes (lock_lib.lua reads it back). When attempt is owner + "." + n, n
+// non-empty and without a '.', it is the attempt id alone: the compact
+// form, which names the owner too. quorum makes its owners and attempts
+// that way, so the value stays within Redis's 44-byte embedded strings and
+// a held lock costs about what a bare SET NX lock costs. Otherwise it is
+// owner + "\x00" + attempt.
+func FastValue(owner, attempt string) string {
+	if n, ok := strings.CutPrefix(attempt, owner+"."); ok && owner != "" && n != "" &&
+		!strings.ContainsAny(n, ".\x00") && !strings.Contains(owner, "\x00") {
+		return attempt
+	}
+	return owner + "\x00" + attempt
+}
+
+// SplitFastValue is FastValue's inverse: the owner and attempt of a
+// fast-path string, ok false for a string in neither form.
+func SplitFastValue(v string) (owner, attempt string, ok bool) {
+	if o, a, found := strings.Cut(v, "\x00"); found {
+		return o, a, true
+	}
+	if i := strings.LastIndexByte(v, '.'); i > 0 && i < len(v)-1 {
+		return v[:i], v, true
+	}
+	return "", "", false
 }
 
 // Lock is one attempt's handle on one node. It is what the multilock core
@@ -30,7 +58,7 @@ type Lock struct {
 	channel string
 	owner   string
 	attempt string
-	val     string // owner + "\x00" + attempt: the fast path's string form
+	val     string // FastValue(owner, attempt): the fast path's string form
 	fencing bool
 }
 
@@ -45,8 +73,8 @@ func ms(d time.Duration) int64 {
 
 // Acquire asks this node once for the attempt's share.
 //
-// Without fencing it first sends one plain command, SET key "owner\0attempt"
-// NX PX ttl: on a free lock that is the whole acquisition, with no script to
+// Without fencing it first sends one plain command, SET key FastValue(owner,
+// attempt) NX PX ttl: on a free lock that is the whole acquisition, with no script to
 // run (the lock is then a string, which every script reads as the hash it
 // stands for; see lock_lib.lua). When the key exists, the acquire script
 // decides: this attempt's own earlier SET (a retried call), the same owner

@@ -127,9 +127,12 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 type Client struct {
 	nodes []*node.Node
 	cfg   config
-	id    string
+	id    string // newClientID: the prefix of the owners it makes
 	seq   atomic.Uint64
-	wg    tracker // goroutines still running after a decision (closing.go)
+	label string // recorded on the nodes for operators (label.go)
+	// labelDue is when the label is recorded again (unix ns; renewLabel).
+	labelDue atomic.Int64
+	wg       tracker // goroutines still running after a decision (closing.go)
 	// workers run the per-node calls of a fan-out on goroutines kept
 	// between calls (their stacks stay grown); closed by Close.
 	workers *multilock.Workers
@@ -185,11 +188,11 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cfg.clock == nil {
 		return nil, errors.New("quorumlock: nil clock")
 	}
-	id, err := clientID(cfg) // label.go
+	label, err := clientLabel(cfg) // label.go
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, id: id, workers: multilock.NewWorkers(256)}
+	c := &Client{cfg: cfg, id: newClientID(), label: label, workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {
@@ -224,7 +227,8 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	_ = c.warm(ctx) // warmup.go
+	c.labelDue.Store(time.Now().Add(labelRenew).UnixNano())
+	_ = c.warm(ctx) // warmup.go; also records the label
 	cancel()
 	return c, nil
 }

@@ -36,11 +36,23 @@ func TestHolderLabel(t *testing.T) {
 			t.Fatal(err)
 		}
 		in, _ := c.Admin().Inspect(t.Context(), "labelled")
-		if len(in.Holders) != 1 || admin.OwnerLabel(in.Holders[0]) != tc.want || in.Holders[0] == tc.want {
+		if len(in.Holders) != 1 || in.Label(in.Holders[0]) != tc.want || in.Holders[0] == tc.want {
 			t.Errorf("holders %q, want the label %q and a unique id", in.Holders, tc.want)
+		}
+		// The label is recorded once per client, not in the lock: the
+		// held lock's value is the attempt id alone and fits Redis's
+		// embedded strings (node.FastValue).
+		rc := servers[0].Client()
+		v, err := rc.Get(t.Context(), "quorumlock:{labelled}").Result()
+		rc.Close()
+		if err != nil || len(v) > 28 || strings.Contains(v, tc.want) {
+			t.Errorf("held value %q (%d bytes, %v): want the compact form, at most 28 bytes, no label", v, len(v), err)
 		}
 		l.Unlock(context.Background())
 		c.Close()
+	}
+	if got := admin.OwnerLabel("billing-3#2f1c0b6e-3c59-4d2e-9f7e-1b2a3c4d5e6f:7"); got != "billing-3" {
+		t.Errorf("an owner of an earlier version (label#uuid:seq) reads as %q, want its label", got)
 	}
 	if admin.OwnerLabel("worker-1") != "worker-1" {
 		t.Error("an owner without a label is its own label")
