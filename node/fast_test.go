@@ -228,3 +228,24 @@ func TestLegacyFastValue(t *testing.T) {
 		t.Fatal("old holder's release")
 	}
 }
+
+// ExpectHeld only skips the SET NX: a free lock is still granted (by the
+// script, in the same string form), a held one refused with its TTL.
+func TestExpectHeld(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("e", "cl:1", "cl:1.1", false).ExpectHeld()
+	if ok, _, _, err := a.Acquire(ctx, 2*time.Second); !ok || err != nil {
+		t.Fatalf("free lock with ExpectHeld: %v %v", ok, err)
+	}
+	if v, _ := n.client.Get(ctx, n.Keys("e").Lock).Result(); v != "cl:1.1" {
+		t.Fatalf("value %q, want the fast path's string", v)
+	}
+	b := n.Lock("e", "cl:2", "cl:2.1", false).ExpectHeld()
+	if ok, rem, _, err := b.Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second {
+		t.Fatalf("held lock with ExpectHeld: %v %v %v", ok, rem, err)
+	}
+	if ok, _ := a.Release(ctx); !ok {
+		t.Fatal("release")
+	}
+}

@@ -60,6 +60,19 @@ type Lock struct {
 	attempt string
 	val     string // FastValue(owner, attempt): the fast path's string form
 	fencing bool
+	// held: the caller expects the lock to be held (ExpectHeld), so
+	// Acquire skips the SET NX that would fail.
+	held bool
+}
+
+// ExpectHeld tells Acquire that the lock is probably held (the caller
+// holds it through another acquisition right now), so it runs the acquire
+// script at once instead of first trying the fast path's SET NX, which
+// would fail and cost a round trip. Only a hint: the script grants a free
+// lock as well. It returns l; call it before Acquire.
+func (l *Lock) ExpectHeld() *Lock {
+	l.held = true
+	return l
 }
 
 func (l *Lock) String() string { return l.n.name }
@@ -82,7 +95,7 @@ func ms(d time.Duration) int64 {
 // fencing the script runs at once: it counts the fencing counter in the same
 // step.
 func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
-	if !l.fencing {
+	if !l.fencing && !l.held {
 		if granted, done, err := l.acquireFast(ctx, ttl); done {
 			return granted, 0, 0, err
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/multilock"
@@ -42,6 +43,12 @@ type Mutex struct {
 	cfg   mutexConfig
 	rw    rwMode        // a side of an RWMutex (rwmutex.go); rwNone for a Mutex
 	keys  [][]node.Keys // per name, per node: computed once, not per attempt
+	// live counts this handle's leases that have not ended (Client.track,
+	// untrack). While one lives, a new attempt on the handle expects the
+	// lock held (node.Lock.ExpectHeld): in a hand-off between goroutines
+	// of one client, the one that just unlocked re-enters Lock, and its
+	// first try skips a SET NX that would fail.
+	live atomic.Int32
 }
 
 // Mutex returns the lock called name.
@@ -176,6 +183,9 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt) multi
 		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
 	default:
 		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing)
+		if m.live.Load() > 0 {
+			nl.ExpectHeld()
+		}
 		if !c.gated() {
 			return nl
 		}
