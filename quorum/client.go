@@ -130,7 +130,8 @@ type Client struct {
 	id    string // newClientID: the prefix of the owners it makes
 	seq   atomic.Uint64
 	label string // recorded on the nodes for operators (label.go)
-	// labelDue is when the label is recorded again (unix ns; renewLabel).
+	// labelDue is when the label is recorded next (unix ns; 0: at the
+	// first lease; renewLabel).
 	labelDue atomic.Int64
 	wg       tracker // goroutines still running after a decision (closing.go)
 	// workers run the per-node calls of a fan-out on goroutines kept
@@ -227,8 +228,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	c.labelDue.Store(time.Now().Add(labelRenew).UnixNano())
-	_ = c.warm(ctx) // warmup.go; also records the label
+	_ = c.warm(ctx) // warmup.go
 	cancel()
 	return c, nil
 }

@@ -81,7 +81,9 @@ func newClientID() string {
 }
 
 // recordLabel records the client's label on every node (node.SetLabel),
-// bounded by ctx; a node that does not answer keeps the id only.
+// bounded by ctx; a node that does not answer keeps the id only. A client
+// records it when it first gets a lease, not in New: a client that only
+// inspects (the CLI's locks, the console) leaves nothing behind.
 func (c *Client) recordLabel(ctx context.Context) {
 	if c.label == "" {
 		return
@@ -91,9 +93,10 @@ func (c *Client) recordLabel(ctx context.Context) {
 	})
 }
 
-// renewLabel records the label again when labelRenew has passed since the
-// last time, in the background (the caller just got a lease and is not
-// kept waiting).
+// renewLabel records the label at the client's first lease and again
+// when labelRenew has passed since, in the background (the caller just got
+// a lease and is not kept waiting; an operator may see the bare id for
+// that round trip).
 func (c *Client) renewLabel() {
 	due := c.labelDue.Load()
 	if c.label == "" || time.Now().UnixNano() < due || !c.labelDue.CompareAndSwap(due, time.Now().Add(labelRenew).UnixNano()) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -35,7 +36,15 @@ func TestHolderLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, _ := c.Admin().Inspect(t.Context(), "labelled")
+		// The client records its label in the background after its first
+		// lease: look until it is there.
+		var in admin.Inspection
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			in, _ = c.Admin().Inspect(t.Context(), "labelled")
+			if len(in.Holders) == 1 && in.Label(in.Holders[0]) == tc.want || time.Now().After(deadline) {
+				break
+			}
+		}
 		if len(in.Holders) != 1 || in.Label(in.Holders[0]) != tc.want || in.Holders[0] == tc.want {
 			t.Errorf("holders %q, want the label %q and a unique id", in.Holders, tc.want)
 		}
@@ -56,6 +65,18 @@ func TestHolderLabel(t *testing.T) {
 	}
 	if admin.OwnerLabel("worker-1") != "worker-1" {
 		t.Error("an owner without a label is its own label")
+	}
+	// A client that only inspects records no label.
+	c, err := quorum.Dial(strings.Join(addrs, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Admin().List(t.Context(), "*")
+	c.Close()
+	rc := servers[0].Client()
+	defer rc.Close()
+	if n, err := rc.DBSize(t.Context()).Result(); err != nil || n != 2 { // the two lockers' labels
+		t.Errorf("keys after an inspecting client: %d %v, want the 2 labels of the lockers", n, err)
 	}
 	if _, err := quorum.Dial(addrs[0], quorum.WithLabel("a\x00b")); err == nil {
 		t.Error("a label with NUL was accepted")

@@ -24,17 +24,11 @@ const connectTimeout = time.Second
 // loaded host a new client's first TryLock of a free name timed out on
 // every node and read as "not obtained". New calls it; a node that does not
 // answer within ctx is named in the error (a *NodeError) and is the
-// attempts' business. On each node that answers it also records the
-// client's label (label.go).
+// attempts' business.
 func (c *Client) warm(ctx context.Context) error {
 	errs := fanout.All(len(c.nodes), func(i int) error {
 		if err := c.nodes[i].Warm(ctx); err != nil {
 			return &NodeError{Node: c.nodes[i].Name(), Err: err}
-		}
-		// The client's label for operators (label.go), on the warm
-		// connection.
-		if c.label != "" {
-			_ = c.nodes[i].SetLabel(ctx, c.id, c.label, labelTTL)
 		}
 		return nil
 	})
