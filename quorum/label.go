@@ -64,7 +64,7 @@ func clientLabel(cfg config) (string, error) {
 
 // newClientID is the prefix of the owners a client makes: 16 characters
 // of base64url, 96 random bits. Short on purpose: an owner is id:seq and an
-// attempt owner:seq.n, and the fast path's value is the attempt id alone
+// attempt id:seq.n, and the fast path's value is the attempt id alone
 // (node.FastValue), which then stays within Redis's 44-byte embedded
 // strings (28 bytes and less keeps a held lock within 1.2× a bare SET NX
 // lock's memory; see docs/performance.md). 96 bits make two clients with

@@ -52,7 +52,6 @@ type Lease struct {
 // the error wraps ErrClosed.
 func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) (*Lease, error) {
 	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, acquired: m.c.observedNow()}
-	m.c.renewLabel() // label.go: at most once an hour
 	if !m.c.track(l) {
 		ctx, cancel := context.WithTimeout(context.Background(), m.c.cfg.releaseTimeout)
 		defer cancel()
