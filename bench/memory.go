@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,9 @@ const memoryCaseID = "memory server memory per held lock"
 
 // MemRow is what one held lock costs a node: the keys it creates and the
 // sum of their MEMORY USAGE, while held and after its release (what stays
-// for good, e.g. a fencing counter).
+// for good, e.g. a fencing counter). Keys that are the client's, not the
+// lock's (there before the lock; quorumlock's label record, written once
+// per client), are counted apart, as ClientKeys and ClientBytes.
 type MemRow struct {
 	Impl         string   `json:"impl"`
 	Variant      string   `json:"variant"`
@@ -26,10 +29,13 @@ type MemRow struct {
 	HeldBytes    int64    `json:"held_bytes"`
 	ReleasedKeys int      `json:"released_keys"`
 	ReleaseBytes int64    `json:"released_bytes"`
+	ClientKeys   []string `json:"client_keys,omitempty"`
+	ClientBytes  int64    `json:"client_bytes,omitempty"`
 }
 
 // memoryCase holds one lock of each implementation on an empty node and
-// sums MEMORY USAGE (SAMPLES 0: exact) over every key the node then has.
+// sums MEMORY USAGE (SAMPLES 0: exact) over every key the node then has,
+// less the client's own keys (MemRow.ClientKeys).
 // It runs on servers[0], flushed before each implementation; nothing else
 // uses that node meanwhile (the cases run one after another).
 func memoryCase(ctx context.Context, s *localredis.Server) ([]MemRow, error) {
@@ -73,37 +79,84 @@ func memoryOf(ctx context.Context, admin, c *redis.Client, cfg adapters.Config) 
 	if err != nil {
 		return MemRow{}, err
 	}
+	// Keys there before the lock, and quorumlock's label records
+	// (written in the background at a client's first lease), are the
+	// client's, not the lock's.
+	before, err := keyBytes(ctx, admin)
+	if err != nil {
+		return MemRow{}, err
+	}
+	client := map[string]int64{}
+	split := func(kb map[string]int64) (keys []string, bytes int64) {
+		for k, n := range kb {
+			if _, ok := before[k]; ok || strings.HasPrefix(k, labelKeyPrefix) {
+				client[k] = n
+				continue
+			}
+			keys = append(keys, k)
+			bytes += n
+		}
+		slices.Sort(keys)
+		return keys, bytes
+	}
+	split(before)
 	lease, err := m.TryLock(ctx)
 	if err != nil {
 		return MemRow{}, err
 	}
-	var row MemRow
-	row.HeldKeys, row.HeldBytes, err = keyBytes(ctx, admin)
+	held, err := keyBytes(ctx, admin)
 	if err != nil {
-		return row, err
+		return MemRow{}, err
 	}
+	var row MemRow
+	row.HeldKeys, row.HeldBytes = split(held)
 	if err := lease.Unlock(ctx); err != nil {
 		return row, err
 	}
-	keys, b, err := keyBytes(ctx, admin)
-	row.ReleasedKeys, row.ReleaseBytes = len(keys), b
+	released, err := keyBytes(ctx, admin)
+	// quorumlock's label record goes out in the background at the first
+	// lease: give it a moment to land, to count it in the client's column.
+	for wait := 0; err == nil && cfg.Kind == adapters.Quorumlock && !hasPrefix(released, labelKeyPrefix) && wait < 100; wait++ {
+		time.Sleep(10 * time.Millisecond)
+		released, err = keyBytes(ctx, admin)
+	}
+	var relKeys []string
+	relKeys, row.ReleaseBytes = split(released)
+	row.ReleasedKeys = len(relKeys)
+	for k, n := range client {
+		row.ClientKeys = append(row.ClientKeys, k)
+		row.ClientBytes += n
+	}
+	slices.Sort(row.ClientKeys)
 	return row, err
 }
 
-func keyBytes(ctx context.Context, c *redis.Client) ([]string, int64, error) {
-	var keys []string
-	var sum int64
+// labelKeyPrefix starts quorumlock's label records (node.Node.LabelKey with
+// the default prefix): one per client and node, not per lock.
+const labelKeyPrefix = "quorumlock:client:"
+
+func hasPrefix(kb map[string]int64, p string) bool {
+	for k := range kb {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyBytes is MEMORY USAGE (SAMPLES 0) of every key on the node.
+func keyBytes(ctx context.Context, c *redis.Client) (map[string]int64, error) {
+	out := map[string]int64{}
 	it := c.Scan(ctx, 0, "*", 100).Iterator()
 	for it.Next(ctx) {
 		k := it.Val()
 		n, err := c.MemoryUsage(ctx, k, 0).Result()
 		if err != nil {
-			return nil, 0, fmt.Errorf("MEMORY USAGE %s: %w", k, err)
+			return nil, fmt.Errorf("MEMORY USAGE %s: %w", k, err)
 		}
-		keys = append(keys, k)
-		sum += n
+		out[k] = n
 	}
-	return keys, sum, it.Err()
+	return out, it.Err()
 }
 
 func printMemory(w io.Writer, rows []MemRow) {
@@ -111,13 +164,17 @@ func printMemory(w io.Writer, rows []MemRow) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Server memory per held lock (one node, MEMORY USAGE SAMPLES 0 of every key)\n\n")
-	fmt.Fprintf(w, "| impl | keys while held | bytes while held | keys left after release | bytes left |\n|---|---|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| impl | keys while held | bytes while held | keys left after release | bytes left | per client, once (not per lock) |\n|---|---|--:|--:|--:|---|\n")
 	for _, r := range rows {
 		label := r.Impl
 		if r.Variant != "default" {
 			label += " " + r.Variant
 		}
-		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d | %d |\n", label, len(r.HeldKeys), joinKeys(r.HeldKeys), r.HeldBytes, r.ReleasedKeys, r.ReleaseBytes)
+		client := "—"
+		if len(r.ClientKeys) > 0 {
+			client = fmt.Sprintf("%d B (%s)", r.ClientBytes, joinKeys(r.ClientKeys))
+		}
+		fmt.Fprintf(w, "| %s | %d (%s) | %d | %d | %d | %s |\n", label, len(r.HeldKeys), joinKeys(r.HeldKeys), r.HeldBytes, r.ReleasedKeys, r.ReleaseBytes, client)
 	}
 }
 

@@ -37,7 +37,7 @@ type lockRow struct {
 	Name     string `json:"name"`
 	Verdict  string `json:"verdict"`             // held, minority, free, unknown
 	Summary  string `json:"summary"`             // one line for people
-	Holder   string `json:"holder,omitempty"`    // the holder's label (quorum.OwnerLabel)
+	Holder   string `json:"holder,omitempty"`    // the holder's label (admin.Inspection.Label)
 	HolderID string `json:"holder_id,omitempty"` // the holder's full owner string
 	// HeldFor is how long this console has seen the current holder hold
 	// it, "≥ …" when the holder was there at the console's first look.
@@ -62,7 +62,7 @@ type cell struct {
 	Pct     float64 `json:"-"`
 	Label   string  `json:"ttl,omitempty"`
 	Err     string  `json:"error,omitempty"`
-	Owner   string  `json:"owner,omitempty"`    // the label (quorum.OwnerLabel)
+	Owner   string  `json:"owner,omitempty"`    // the label (admin.Inspection.Label)
 	OwnerID string  `json:"owner_id,omitempty"` // the full owner
 	Holds   int64   `json:"holds,omitempty"`
 	Fence   int64   `json:"fence,omitempty"`
@@ -168,7 +168,7 @@ func row(in admin.Inspection, scale time.Duration) lockRow {
 		holders[h] = true
 	}
 	if len(in.Holders) > 0 {
-		lr.Holder, lr.HolderID = admin.OwnerLabel(in.Holders[0]), strings.Join(in.Holders, ", ")
+		lr.Holder, lr.HolderID = in.Label(in.Holders[0]), strings.Join(in.Holders, ", ")
 		if len(in.Holders) > 1 {
 			lr.Holder = fmt.Sprintf("%s +%d", lr.Holder, len(in.Holders)-1)
 		}
@@ -208,7 +208,7 @@ func row(in admin.Inspection, scale time.Duration) lockRow {
 					c.OwnerID, c.Holds = o, k
 				}
 			}
-			c.Owner = admin.OwnerLabel(c.OwnerID)
+			c.Owner = in.Label(c.OwnerID)
 			if holders[c.OwnerID] {
 				lr.Holds = max(lr.Holds, c.Holds)
 			}

@@ -1,15 +1,35 @@
 -- Acquire one attempt's share of a reentrant lock (Redisson's hash model).
--- KEYS[1] lock hash {owner -> hold count, "\0a:"..attempt -> 1}
+-- KEYS[1] lock: the string of a single holder (lock_lib.lua) or the hash
+-- {owner -> hold count, "\0a:"..attempt -> 1}
 -- KEYS[2] fencing counter
--- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count fencing
+-- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count fencing,
+-- ARGV[5] the string form of this attempt's share (node.FastValue)
 -- Returns {1, fence} when granted, {0, pttl} when held by another owner.
 local att = '\0a:' .. ARGV[3]
+-- A fast-path string (lock_lib.lua) is answered as it is where the hash
+-- would not change the answer, so it stays the small string: this
+-- attempt's own (a retried call) is granted again; another owner's is
+-- refused, unless it is in its last millisecond (PTTL 0) or has no expiry:
+-- that one is left to promote below, which deletes it.
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'string' then
+  local owner, a = split(v)
+  if owner == ARGV[1] and a == ARGV[3] then
+    rearm()
+    return {1, fence(false, KEYS[2])}
+  end
+  if owner and owner ~= ARGV[1] then
+    local pt = redis.call('pttl', KEYS[1])
+    if pt > 0 then return {0, pt} end
+  end
+end
 -- Free (or a fast-path string in its last millisecond, which promote
--- deletes): create with count 1. Otherwise a fast-path string is seen as
--- the hash it stands for.
+-- deletes): taken in the string form of a single holder, ARGV[5], as the
+-- fast path takes it (a fenced lock is as small as an unfenced one; the
+-- hash appears only with a second share). Otherwise a fast-path string is
+-- seen as the hash it stands for.
 if redis.call('exists', KEYS[1]) == 0 or promote() then
-  redis.call('hset', KEYS[1], ARGV[1], 1, att, 1)
-  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[1], ARGV[5], 'px', ARGV[2])
   return {1, fence(true, KEYS[2])}
 end
 -- This attempt already holds it (a retried call whose reply was lost):

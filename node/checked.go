@@ -197,7 +197,7 @@ func (l *Lock) fenceArg() string {
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	return l.n.acquireChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg()}, chk)
+	return l.n.acquireChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg(), l.val}, chk)
 }
 
 // acquireChecked runs an acquire script (plain or read-write) with the checks

@@ -9,10 +9,17 @@
 // A lock called name lives in three Redis names that share the hash tag
 // {name}, so a Cluster keeps them in one slot (Keys):
 //
-//	quorumlock:{name}         hash: owner → hold count, plus one share per
-//	                          acquisition attempt; expires with PX
+//	quorumlock:{name}         held by one acquisition: the string FastValue
+//	                          (the attempt id "owner.n", or "owner\0attempt");
+//	                          else a hash: owner → hold count, plus one share
+//	                          per acquisition attempt; expires with PX
 //	quorumlock:{name}:fence   fencing counter (set-if-greater)
 //	quorumlock:{name}:unlock  pub/sub channel told when the lock becomes free
+//
+// Every script reads the string as the hash it stands for (lock_lib.lua)
+// and turns it into one only when a second share needs it (reentrancy).
+// Besides, quorumlock:client:<id> holds a client's label for operators
+// (SetLabel), once per client, not per lock.
 //
 // Every change is one Lua script (embedded .lua files, run by EVALSHA with
 // a fallback to EVAL): acquire (reentrant for the same owner), extend (only

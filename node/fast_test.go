@@ -123,3 +123,129 @@ func TestFastPathAndOtherLocks(t *testing.T) {
 		t.Fatalf("after force release the key is a %s", typ)
 	}
 }
+
+func TestFastValue(t *testing.T) {
+	for _, tc := range []struct{ owner, attempt, want string }{
+		{"id:5", "id:5.1", "id:5.1"},         // quorum's own: compact
+		{"a.b:5", "a.b:5.z", "a.b:5.z"},      // a '.' in the owner is fine
+		{"alice", "att-1", "alice\x00att-1"}, // unrelated attempt: owner\0attempt
+		{"id:5", "id:5.", "id:5\x00id:5."},   // empty n
+		{"id:5", "id:5.1.2", "id:5\x00id:5.1.2"},
+		{"", ".1", "\x00.1"},
+	} {
+		v := FastValue(tc.owner, tc.attempt)
+		if v != tc.want {
+			t.Errorf("FastValue(%q, %q) = %q, want %q", tc.owner, tc.attempt, v, tc.want)
+		}
+		if o, a, ok := SplitFastValue(v); !ok || o != tc.owner || a != tc.attempt {
+			t.Errorf("SplitFastValue(%q) = %q %q %v", v, o, a, ok)
+		}
+	}
+	if _, _, ok := SplitFastValue("plain"); ok {
+		t.Error("a string in neither form split")
+	}
+}
+
+// The compact form (the value is the attempt id, owner.n): the same life
+// as TestAcquireFastPath, and the watchdog's Extend keeps the string.
+func TestCompactFastPath(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a1 := n.Lock("c", "cl:7", "cl:7.1", false)
+	if ok, _, _, err := a1.Acquire(ctx, 2*time.Second); !ok || err != nil {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if v, _ := n.client.Get(ctx, n.Keys("c").Lock).Result(); v != "cl:7.1" {
+		t.Fatalf("value %q, want the attempt id alone", v)
+	}
+	if ok, _, _, err := a1.Acquire(ctx, 2*time.Second); !ok || err != nil {
+		t.Fatalf("retried acquire: %v %v", ok, err)
+	}
+	if st, err := n.Inspect(ctx, "c"); err != nil || st.Holders["cl:7"] != 1 || st.Attempts != 1 {
+		t.Fatalf("Inspect: %+v %v", st, err)
+	}
+	// Another owner, also compact, and one with a '.' prefix collision.
+	for _, b := range []*Lock{n.Lock("c", "cl:8", "cl:8.1", false), n.Lock("c", "cl", "cl:7.1x", false)} {
+		if ok, rem, _, err := b.Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second {
+			t.Fatalf("other owner %s: %v %v %v", b.val, ok, rem, err)
+		}
+		if ok, _ := b.Release(ctx); ok {
+			t.Fatal("non-owner released")
+		}
+		if ok, _ := b.Extend(ctx, time.Minute); ok {
+			t.Fatal("non-owner extended")
+		}
+	}
+	if ok, err := a1.Extend(ctx, time.Minute); !ok || err != nil {
+		t.Fatalf("extend: %v %v", ok, err)
+	}
+	if typ := lockType(t, n, "c"); typ != "string" {
+		t.Fatalf("after Extend the lock is a %s, want the string kept", typ)
+	}
+	// Reentrant: the same owner's second attempt promotes it.
+	a2 := n.Lock("c", "cl:7", "cl:7.2", false)
+	if ok, _, _, err := a2.Acquire(ctx, time.Second); !ok || err != nil {
+		t.Fatalf("reentrant: %v %v", ok, err)
+	}
+	if st, _ := n.Inspect(ctx, "c"); lockType(t, n, "c") != "hash" || st.Holders["cl:7"] != 2 || st.TTL <= 2*time.Second {
+		t.Fatalf("after reentry: %+v", st)
+	}
+	if ok, _ := a1.Extend(ctx, time.Minute); !ok {
+		t.Fatal("extend of the promoted share")
+	}
+	if ok, _ := a1.Release(ctx); !ok {
+		t.Fatal("release of the first share")
+	}
+	if ok, _ := a2.Release(ctx); !ok {
+		t.Fatal("release of the second share")
+	}
+	if typ := lockType(t, n, "c"); typ != "none" {
+		t.Fatalf("after both releases: %s", typ)
+	}
+}
+
+// A lock written in the form of earlier versions (owner\0attempt, with a
+// labelled owner) is still read, refused to others and given back by its
+// holder (rolling upgrade).
+func TestLegacyFastValue(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	k := n.Keys("old").Lock
+	old := n.Lock("old", "billing#2f1c:3", "billing#2f1c:4", false)
+	if err := n.client.Set(ctx, k, "billing#2f1c:3\x00billing#2f1c:4", 5*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, rem, _, err := n.Lock("old", "cl:1", "cl:1.1", false).Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second {
+		t.Fatalf("new client over an old lock: %v %v %v", ok, rem, err)
+	}
+	if st, _ := n.Inspect(ctx, "old"); st.Holders["billing#2f1c:3"] != 1 {
+		t.Fatalf("Inspect: %+v", st)
+	}
+	if ok, _ := old.Extend(ctx, time.Minute); !ok {
+		t.Fatal("old holder's extend")
+	}
+	if ok, _ := old.Release(ctx); !ok {
+		t.Fatal("old holder's release")
+	}
+}
+
+// ExpectHeld only skips the SET NX: a free lock is still granted (by the
+// script, in the same string form), a held one refused with its TTL.
+func TestExpectHeld(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("e", "cl:1", "cl:1.1", false).ExpectHeld()
+	if ok, _, _, err := a.Acquire(ctx, 2*time.Second); !ok || err != nil {
+		t.Fatalf("free lock with ExpectHeld: %v %v", ok, err)
+	}
+	if v, _ := n.client.Get(ctx, n.Keys("e").Lock).Result(); v != "cl:1.1" {
+		t.Fatalf("value %q, want the fast path's string", v)
+	}
+	b := n.Lock("e", "cl:2", "cl:2.1", false).ExpectHeld()
+	if ok, rem, _, err := b.Acquire(ctx, time.Second); ok || err != nil || rem <= time.Second {
+		t.Fatalf("held lock with ExpectHeld: %v %v %v", ok, rem, err)
+	}
+	if ok, _ := a.Release(ctx); !ok {
+		t.Fatal("release")
+	}
+}

@@ -30,6 +30,9 @@ type State struct {
 	// Forced is the last force-unlock recorded here (nil when none within
 	// ForcedRecordTTL).
 	Forced *Forced
+	// Labels maps a holder to the label its client registered on this node
+	// (SetLabel), for the holders that have one.
+	Labels map[string]string
 }
 
 // Inspect reads the state of lock name on this node, in one transaction.
@@ -55,6 +58,9 @@ func (n *Node) InspectMany(ctx context.Context, names []string) ([]State, error)
 		if err := n.call(ctx, func(ctx context.Context) error { return n.inspect(ctx, names[lo:hi], out[lo:hi]) }); err != nil {
 			return nil, err
 		}
+		if err := n.call(ctx, func(ctx context.Context) error { return n.labels(ctx, out[lo:hi]) }); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -78,8 +84,8 @@ end
 return tm`
 
 // readLock parses readLockLua's answer: the server's time, and the hash's
-// fields, or for the string form of a single fast-path holder
-// ("owner\0attempt") its owner.
+// fields, or for the string form of a single fast-path holder (FastValue)
+// its owner.
 func readLock(c *redis.Cmd) (now time.Time, hash map[string]string, owner string, isString bool, err error) {
 	vs, err := c.StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -96,7 +102,7 @@ func readLock(c *redis.Cmd) (now time.Time, hash map[string]string, owner string
 	hash = map[string]string{}
 	switch {
 	case len(vs) == 2 && vs[0] == "string":
-		owner, _, isString = strings.Cut(vs[1], "\x00")
+		owner, _, isString = SplitFastValue(vs[1])
 	case len(vs) > 0 && vs[0] == "hash":
 		for i := 1; i+1 < len(vs); i += 2 {
 			hash[vs[i]] = vs[i+1]

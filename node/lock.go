@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,34 @@ func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
 // LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
 // caller that locks one name again and again computes them once.
 func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
-	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: owner + "\x00" + attempt, fencing: fencing}
+	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing}
+}
+
+// FastValue is the string a fast-path acquisition of attempt by owner
+// writes (lock_lib.lua reads it back). When attempt is owner + "." + n, n
+// non-empty and without a '.', it is the attempt id alone: the compact
+// form, which names the owner too. quorum makes its owners and attempts
+// that way, so the value stays within Redis's 44-byte embedded strings and
+// a held lock costs about what a bare SET NX lock costs. Otherwise it is
+// owner + "\x00" + attempt.
+func FastValue(owner, attempt string) string {
+	if n, ok := strings.CutPrefix(attempt, owner+"."); ok && owner != "" && n != "" &&
+		!strings.ContainsAny(n, ".\x00") && !strings.Contains(owner, "\x00") {
+		return attempt
+	}
+	return owner + "\x00" + attempt
+}
+
+// SplitFastValue is FastValue's inverse: the owner and attempt of a
+// fast-path string, ok false for a string in neither form.
+func SplitFastValue(v string) (owner, attempt string, ok bool) {
+	if o, a, found := strings.Cut(v, "\x00"); found {
+		return o, a, true
+	}
+	if i := strings.LastIndexByte(v, '.'); i > 0 && i < len(v)-1 {
+		return v[:i], v, true
+	}
+	return "", "", false
 }
 
 // Lock is one attempt's handle on one node. It is what the multilock core
@@ -30,8 +58,21 @@ type Lock struct {
 	channel string
 	owner   string
 	attempt string
-	val     string // owner + "\x00" + attempt: the fast path's string form
+	val     string // FastValue(owner, attempt): the fast path's string form
 	fencing bool
+	// held: the caller expects the lock to be held (ExpectHeld), so
+	// Acquire skips the SET NX that would fail.
+	held bool
+}
+
+// ExpectHeld tells Acquire that the lock is probably held (the caller
+// holds it through another acquisition right now), so it runs the acquire
+// script at once instead of first trying the fast path's SET NX, which
+// would fail and cost a round trip. Only a hint: the script grants a free
+// lock as well. It returns l; call it before Acquire.
+func (l *Lock) ExpectHeld() *Lock {
+	l.held = true
+	return l
 }
 
 func (l *Lock) String() string { return l.n.name }
@@ -45,8 +86,8 @@ func ms(d time.Duration) int64 {
 
 // Acquire asks this node once for the attempt's share.
 //
-// Without fencing it first sends one plain command, SET key "owner\0attempt"
-// NX PX ttl: on a free lock that is the whole acquisition, with no script to
+// Without fencing it first sends one plain command, SET key FastValue(owner,
+// attempt) NX PX ttl: on a free lock that is the whole acquisition, with no script to
 // run (the lock is then a string, which every script reads as the hash it
 // stands for; see lock_lib.lua). When the key exists, the acquire script
 // decides: this attempt's own earlier SET (a retried call), the same owner
@@ -54,7 +95,7 @@ func ms(d time.Duration) int64 {
 // fencing the script runs at once: it counts the fencing counter in the same
 // step.
 func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
-	if !l.fencing {
+	if !l.fencing && !l.held {
 		if granted, done, err := l.acquireFast(ctx, ttl); done {
 			return granted, 0, 0, err
 		}

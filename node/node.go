@@ -126,7 +126,7 @@ func (n *Node) Client() redis.UniversalClient { return n.client }
 // Keys are the Redis names of one lock. All share the hash tag {name}, so a
 // Cluster keeps them in one slot.
 type Keys struct {
-	Lock    string // hash {owner -> hold count}, or the string "owner\x00attempt" of a single fast-path holder
+	Lock    string // hash {owner -> hold count}, or the string FastValue(owner, attempt) of a single fast-path holder
 	Fence   string // fencing counter
 	Channel string // unlock notifications
 	Forced  string // the last force-unlock: hash {by, at, removed}

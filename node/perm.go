@@ -56,8 +56,8 @@ var scriptNames = map[string]struct{ name, src string }{}
 func init() {
 	for name, src := range map[string]string{
 		"acquire":       lockLibLua + acquireLibLua + acquireLua,
-		"release":       releaseLua,
-		"extend":        promoted(extendLua),
+		"release":       lockLibLua + releaseLua,
+		"extend":        lockLibLua + extendLua,
 		"fence":         promoted(fenceLua),
 		"force-release": forceReleaseLua,
 		"force-finish":  promoted(forceFinishLua),

@@ -1,5 +1,7 @@
 -- Give back one attempt's share of a reentrant lock.
--- KEYS[1] lock; ARGV[1] owner.."\0"..attempt id, ARGV[2] unlock channel,
+-- KEYS[1] lock; ARGV[1] the fast path's string of this attempt (lock_lib.lua:
+-- the attempt id alone in the compact form, else owner.."\0"..attempt id),
+-- ARGV[2] unlock channel,
 -- ARGV[3] "0" for the rollback of an attempt that never held the lock
 -- (no message: waking waiters for it made them spin while another owner
 -- held a quorum), else "1"
@@ -15,9 +17,9 @@ if type(v) == 'string' then
 elseif not v then
   return 0
 end
--- The hash form: split the owner from the attempt (an owner has no NUL).
-local cut = string.find(ARGV[1], '\0', 1, true)
-local owner, att = string.sub(ARGV[1], 1, cut - 1), '\0a:' .. string.sub(ARGV[1], cut + 1)
+-- The hash form: split the owner from the attempt (lock_lib.lua).
+local owner, att = split(ARGV[1])
+att = '\0a:' .. att
 -- The common case in one read: this attempt's share is the only one (the
 -- hash is {owner: 1, att: 1}), so the lock becomes free. Same effect as the
 -- general path below, in three calls instead of five.

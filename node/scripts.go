@@ -29,8 +29,8 @@ var (
 	// Scripts run by SHA (EVALSHA) with a fallback to the body (EVAL) when
 	// the server's script cache does not have them.
 	acquireScript      = redis.NewScript(lockLibLua + acquireLibLua + acquireLua)
-	releaseScript      = redis.NewScript(releaseLua)
-	extendScript       = redis.NewScript(promoted(extendLua))
+	releaseScript      = redis.NewScript(lockLibLua + releaseLua)
+	extendScript       = redis.NewScript(lockLibLua + extendLua)
 	fenceScript        = redis.NewScript(promoted(fenceLua))
 	forceReleaseScript = redis.NewScript(forceReleaseLua)
 	forceFinishScript  = redis.NewScript(promoted(forceFinishLua))

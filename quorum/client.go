@@ -127,9 +127,13 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 type Client struct {
 	nodes []*node.Node
 	cfg   config
-	id    string
+	id    string // newClientID: the prefix of the owners it makes
 	seq   atomic.Uint64
-	wg    tracker // goroutines still running after a decision (closing.go)
+	label string // recorded on the nodes for operators (label.go)
+	// labelDue is when the label is recorded next (unix ns; 0: at the
+	// first lease; renewLabel).
+	labelDue atomic.Int64
+	wg       tracker // goroutines still running after a decision (closing.go)
 	// workers run the per-node calls of a fan-out on goroutines kept
 	// between calls (their stacks stay grown); closed by Close.
 	workers *multilock.Workers
@@ -185,11 +189,11 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cfg.clock == nil {
 		return nil, errors.New("quorumlock: nil clock")
 	}
-	id, err := clientID(cfg) // label.go
+	label, err := clientLabel(cfg) // label.go
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, id: id, workers: multilock.NewWorkers(256)}
+	c := &Client{cfg: cfg, id: newClientID(), label: label, workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {

@@ -57,13 +57,20 @@ func (c *Client) track(l *Lease) bool {
 		c.leases = map[*Lease]struct{}{}
 	}
 	c.leases[l] = struct{}{}
+	l.m.live.Add(1)
+	// The label at the first lease and hourly after (label.go). Under
+	// leaseMu, so a goroutine it starts is counted in wg before Close,
+	// which marks the client closed under leaseMu too, can wait for wg.
+	c.renewLabel()
 	return true
 }
 
+// untrack is called once per tracked lease, when it ends (Lease.end).
 func (c *Client) untrack(l *Lease) {
 	c.leaseMu.Lock()
 	delete(c.leases, l)
 	c.leaseMu.Unlock()
+	l.m.live.Add(-1)
 }
 
 // markClosed marks the client closed and returns the leases it still has;

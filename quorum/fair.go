@@ -270,7 +270,7 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
 	owner := f.m.owner()
 	fa := f.attempt(nil)
-	ml, _, err := f.m.try(ctx, owner, fa)
+	ml, _, err := f.m.try(ctx, owner, 1, fa)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer f.putSlot(slot)
 	signal := slot.signal
 	var w *fairWaiter
-	noTicket, splits := 0, 0
+	noTicket, splits, try := 0, 0, 0
 	for {
 		if w == nil {
 			if w, err = f.join(ctx, slot); err != nil {
@@ -319,7 +319,8 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		}
 		subscribed := slot.subscribed()
 		fa := f.attempt(w)
-		ml, wait, err := f.m.try(ctx, owner, fa)
+		try++
+		ml, wait, err := f.m.try(ctx, owner, try, fa)
 		if err == nil && !w.verify(fa.fls, need, c.cfg.attemptTimeout) {
 			// Granted, but its entry lapsed on so many nodes meanwhile that
 			// a later ticket may have been served before it. Give the

@@ -1,28 +1,42 @@
 package quorum
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
-// WithLabel sets the human label this client puts in front of every owner
-// it makes, so that operators (quorumlock locks, inspect, the console) see
-// who holds a lock: "billing-worker-3" rather than a bare UUID. The label
-// is for people only; each owner still ends with the client's UUID and a
-// counter, so two clients with one label never share a lock. It must not
-// contain a NUL byte; at most 100 bytes. Default "host:pid" of this
-// process. Owners given with WithOwner are used as they are.
+// WithLabel sets the human label of this client, so that operators
+// (quorumlock locks, inspect, the console) see who holds a lock:
+// "billing-worker-3" rather than a bare id. The label is for people only:
+// each owner the client makes is its own random id and a counter, and the
+// client records the label once per node next to its locks (renewed while
+// it locks; admin.Inspection.Label reads it back), so it costs no bytes in
+// a held lock. It must not contain a NUL byte; at most 100 bytes. Default
+// "host:pid" of this process; "" records none. Owners given with WithOwner
+// are used as they are.
 func WithLabel(label string) Option { return func(c *config) { c.label, c.labelSet = label, true } }
 
-// ownerSep separates the label from the client's UUID in an owner
-// (admin.OwnerLabel reads it back).
+// ownerSep separated the label from the client's UUID in the owners of
+// earlier versions ("label#uuid:seq"); admin.OwnerLabel still reads them.
 const ownerSep = admin.OwnerSep
+
+// labelTTL is how long a node keeps a client's label without renewal;
+// labelRenew how often a client that keeps locking renews it.
+const (
+	labelTTL   = 24 * time.Hour
+	labelRenew = time.Hour
+)
 
 // defaultLabel is host:pid.
 func defaultLabel() string {
@@ -33,8 +47,8 @@ func defaultLabel() string {
 	return h + ":" + strconv.Itoa(os.Getpid())
 }
 
-// clientID is the prefix of the owners a client makes: label#uuid.
-func clientID(cfg config) (string, error) {
+// clientLabel is the label the client records: WithLabel's, else host:pid.
+func clientLabel(cfg config) (string, error) {
 	label := cfg.label
 	if !cfg.labelSet {
 		label = defaultLabel()
@@ -45,8 +59,54 @@ func clientID(cfg config) (string, error) {
 	if len(label) > 100 {
 		return "", errors.New("quorumlock: WithLabel: the label is longer than 100 bytes; use a short name such as the service and instance")
 	}
-	if label == "" {
-		return uuid.NewString(), nil
+	return label, nil
+}
+
+// newClientID is the prefix of the owners a client makes: 16 characters
+// of base64url, 96 random bits. Short on purpose: an owner is id:seq and an
+// attempt id:seq.n, and the fast path's value is the attempt id alone
+// (node.FastValue), which then stays within Redis's 44-byte embedded
+// strings (28 bytes and less keeps a held lock within 1.2× a bare SET NX
+// lock's memory; see docs/performance.md). 96 bits make two clients with
+// one id as likely as 2^-33 among 2^32 clients.
+func newClientID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on supported platforms; a UUID's
+		// random bits are the fallback.
+		u := uuid.New()
+		copy(b[:], u[:])
 	}
-	return label + ownerSep + uuid.NewString(), nil
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// recordLabel records the client's label on every node (node.SetLabel),
+// bounded by ctx; a node that does not answer keeps the id only. A client
+// records it when it first gets a lease, not in New: a client that only
+// inspects (the CLI's locks, the console) leaves nothing behind.
+func (c *Client) recordLabel(ctx context.Context) {
+	if c.label == "" {
+		return
+	}
+	fanout.All(len(c.nodes), func(i int) error {
+		return c.nodes[i].SetLabel(ctx, c.id, c.label, labelTTL)
+	})
+}
+
+// renewLabel records the label at the client's first lease and again
+// when labelRenew has passed since, in the background (the caller just got
+// a lease and is not kept waiting; an operator may see the bare id for
+// that round trip).
+func (c *Client) renewLabel() {
+	due := c.labelDue.Load()
+	if c.label == "" || time.Now().UnixNano() < due || !c.labelDue.CompareAndSwap(due, time.Now().Add(labelRenew).UnixNano()) {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
+		defer cancel()
+		c.recordLabel(ctx)
+	}()
 }

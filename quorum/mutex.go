@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/multilock"
@@ -41,6 +43,12 @@ type Mutex struct {
 	cfg   mutexConfig
 	rw    rwMode        // a side of an RWMutex (rwmutex.go); rwNone for a Mutex
 	keys  [][]node.Keys // per name, per node: computed once, not per attempt
+	// live counts this handle's leases that have not ended (Client.track,
+	// untrack). While one lives, a new attempt on the handle expects the
+	// lock held (node.Lock.ExpectHeld): in a hand-off between goroutines
+	// of one client, the one that just unlocked re-enters Lock, and its
+	// first try skips a SET NX that would fail.
+	live atomic.Int32
 }
 
 // Mutex returns the lock called name.
@@ -117,13 +125,26 @@ func (m *Mutex) owner() string {
 	return m.c.next()
 }
 
+// attempt is the id of a Lock or TryLock call's try-th attempt (from 1).
+// An owner this client made (no WithOwner) is used by that call alone, so
+// owner.try is unique, and it is short: the fast path's value is the
+// attempt id alone (node.FastValue). An owner given with WithOwner may be
+// used by other calls and clients at once; its attempts get ids of their
+// own (id:seq).
+func (m *Mutex) attempt(owner string, try int) string {
+	if m.cfg.owner != "" {
+		return m.c.next()
+	}
+	return owner + "." + strconv.FormatUint(uint64(try), 36)
+}
+
 // build makes the sub-lock tree of one attempt, for every kind of lock:
 // one multilock over the nodes per name (node i's share from nodeLock, by
 // the lock's kind, behind the safety gate); for several names, an All
 // multilock over those. fa is a FairMutex's attempt (nil for the others).
-func (m *Mutex) build(owner string, fa *fairAttempt) (*multilock.MultiLock, error) {
+func (m *Mutex) build(owner string, try int, fa *fairAttempt) (*multilock.MultiLock, error) {
 	c := m.c
-	attempt := c.next()
+	attempt := m.attempt(owner, try)
 	c.mlOptsOnce.Do(c.buildMLOpts)
 	perName := func(j int) (*multilock.MultiLock, error) {
 		ls := make([]multilock.Locker, len(c.nodes))
@@ -162,6 +183,9 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt) multi
 		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
 	default:
 		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing)
+		if m.live.Load() > 0 {
+			nl.ExpectHeld()
+		}
 		if !c.gated() {
 			return nl
 		}
@@ -192,11 +216,11 @@ func (c *Client) buildMLOpts() {
 // the others): its node locks are kept in fa, and its waiter learns where
 // its entry is. After a failure, wait is the holders' shortest remaining
 // claim (0 when unknown), or -1 when some nodes granted.
-func (m *Mutex) try(ctx context.Context, owner string, fa *fairAttempt) (*multilock.MultiLock, time.Duration, error) {
+func (m *Mutex) try(ctx context.Context, owner string, try int, fa *fairAttempt) (*multilock.MultiLock, time.Duration, error) {
 	if m.c.closed.Load() {
 		return nil, 0, errors.Join(ErrNotObtained, ErrClosed)
 	}
-	ml, err := m.build(owner, fa)
+	ml, err := m.build(owner, try, fa)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -262,7 +286,7 @@ func splitBackoff() time.Duration {
 func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
 	owner := m.owner()
-	ml, _, err := m.try(ctx, owner, nil)
+	ml, _, err := m.try(ctx, owner, 1, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +315,8 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			w.Stop(!won)
 		}
 	}()
-	for {
-		ml, wait, err := m.try(ctx, owner, nil)
+	for try := 1; ; try++ {
+		ml, wait, err := m.try(ctx, owner, try, nil)
 		if err == nil {
 			won = true
 			return m.newLease(ml, owner)

@@ -127,7 +127,7 @@ func verdictLine(in admin.Inspection) string {
 	n := len(in.Nodes)
 	switch in.Verdict {
 	case admin.HeldByQuorum:
-		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", holderNames(in.Holders), in.Quorum, n, in.Answered)
+		return fmt.Sprintf("held by %s (an owner needs %d of %d nodes; %d answered)", holderNames(in), in.Quorum, n, in.Answered)
 	case admin.MinorityOnly:
 		return fmt.Sprintf("leftovers on a minority of nodes, no owner has %d of %d: they block nobody and expire with their TTL", in.Quorum, n)
 	case admin.Unknown:

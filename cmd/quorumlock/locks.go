@@ -51,7 +51,7 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
 		for _, in := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.Name, in.Verdict, orDash(holderNames(in.Holders)),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.Name, in.Verdict, orDash(holderNames(in)),
 				orDash(holds(in)), orDash(ttl(in.TTL)), orDash(fence(in.Fence)), nodeMarks(in))
 		}
 		tw.Flush()
@@ -168,7 +168,7 @@ type jsonInspection struct {
 	Name    string   `json:"name"`
 	Verdict string   `json:"verdict"`
 	Holders []string `json:"holders"`
-	// Labels are the holders' labels (quorum.OwnerLabel), in the same order.
+	// Labels are the holders' labels (admin.Inspection.Label), in the same order.
 	Labels   []string    `json:"holder_labels"`
 	Mode     string      `json:"mode,omitempty"`
 	TTLms    int64       `json:"ttl_ms"`
@@ -189,7 +189,7 @@ func jsonInspections(list []admin.Inspection) []jsonInspection {
 		}
 		j.Labels = make([]string, len(j.Holders))
 		for i, h := range j.Holders {
-			j.Labels[i] = admin.OwnerLabel(h)
+			j.Labels[i] = in.Label(h)
 		}
 		if f := in.Forced; f != nil {
 			j.Forced = &jsonForced{By: f.By, At: f.At, Removed: f.Removed}

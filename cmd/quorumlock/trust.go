@@ -49,12 +49,13 @@ func untrusted(what string, answered, n, need int, errs []*quorum.NodeError) err
 		what, answered, n, need, silentNodes(errs))}
 }
 
-// holderNames is the holders for a person: their labels (quorum.OwnerLabel:
-// host:pid, or what lock --owner / quorum.WithLabel gave).
-func holderNames(holders []string) string {
-	labels := make([]string, len(holders))
-	for i, h := range holders {
-		labels[i] = admin.OwnerLabel(h)
+// holderNames is the holders for a person: their labels
+// (admin.Inspection.Label: the label their client recorded, host:pid by
+// default, or what lock --owner / quorum.WithLabel gave).
+func holderNames(in admin.Inspection) string {
+	labels := make([]string, len(in.Holders))
+	for i, h := range in.Holders {
+		labels[i] = in.Label(h)
 	}
 	return strings.Join(labels, ",")
 }

@@ -44,8 +44,8 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	defer c.Close()
 	before, _ := c.Admin().Inspect(ctx, name)
 	if before.Verdict == admin.HeldByQuorum {
-		if ids := strings.Join(before.Holders, ", "); ids != holderNames(before.Holders) {
-			fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before.Holders), ids)
+		if ids := strings.Join(before.Holders, ", "); ids != holderNames(before) {
+			fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before), ids)
 		} else {
 			fmt.Fprintf(out, "%s was held by %s\n", name, ids)
 		}

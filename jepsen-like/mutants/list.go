@@ -64,8 +64,8 @@ var List = []Mutant{
 		Name:  "promoted-lock-without-expiry",
 		Bug:   "a fast-path lock promoted in its last millisecond loses its expiry",
 		File:  "node/lock_lib.lua",
-		Old:   "  if pt <= 0 then return true end\n  redis.call('hset', KEYS[1], string.sub(v, 1, cut - 1), 1, '\\0a:' .. string.sub(v, cut + 1), 1)\n  redis.call('pexpire', KEYS[1], pt)\n",
-		New:   "  redis.call('hset', KEYS[1], string.sub(v, 1, cut - 1), 1, '\\0a:' .. string.sub(v, cut + 1), 1)\n  if pt > 0 then redis.call('pexpire', KEYS[1], pt) end\n",
+		Old:   "  if pt <= 0 then return true end\n  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  redis.call('pexpire', KEYS[1], pt)\n",
+		New:   "  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  if pt > 0 then redis.call('pexpire', KEYS[1], pt) end\n",
 		Cells: []Cell{{"single", "expiry-race"}, {"redlock-3", "expiry-race"}},
 	},
 	{

@@ -15,3 +15,17 @@ func OwnerLabel(owner string) string {
 	}
 	return owner
 }
+
+// Label is the human name of owner for operators: the label its client
+// recorded on the nodes (quorum.WithLabel; node.State.Labels), else
+// OwnerLabel(owner) (an owner of an earlier version, "label#uuid:seq", or
+// one given with quorum.WithOwner, or an id whose label expired or was
+// lost with a node's data).
+func (in Inspection) Label(owner string) string {
+	for _, s := range in.Nodes {
+		if l, ok := s.Labels[owner]; ok {
+			return l
+		}
+	}
+	return OwnerLabel(owner)
+}
