@@ -164,8 +164,10 @@ func TestPreflightCluster(t *testing.T) {
 
 	// The safety gate on a Cluster node asks the master of the lock's slot
 	// (INFO server in the same round trip): the lock is granted once the
-	// servers have been up a TTL.
-	g := newClient(t, nodes, WithTTL(time.Second), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	// servers have been up a TTL. Every node must grant (All): with a
+	// majority the two standalones were once enough, on a loaded CI run,
+	// before the Cluster node answered.
+	g := newClient(t, nodes, WithPolicy(All), WithTTL(time.Second), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	l, err := mustMutex(t, g, "orders").Lock(ctx)
