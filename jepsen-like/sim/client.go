@@ -1,0 +1,21 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClientOptions are go-redis options for client to reach addr (a node or
+// group name) on nw: the settings package node recommends for a lock
+// (deadlines honoured, no hidden retries) and the network's dialer.
+func ClientOptions(nw *Net, client, addr string) *redis.Options {
+	return &redis.Options{
+		Addr:                  addr,
+		Dialer:                nw.Dialer(client),
+		ContextTimeoutEnabled: true,
+		MaxRetries:            -1,
+		DialerRetries:         1,
+		DialTimeout:           time.Second,
+	}
+}
