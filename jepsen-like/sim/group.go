@@ -306,7 +306,6 @@ func (g *Group) stream() {
 	}
 }
 
-
 // copyData replaces dst's data with src's (a full resynchronisation): the
 // key types the lock scripts use (strings, hashes, sorted sets) with their
 // TTLs.
