@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // ClientOptions are go-redis options for client to reach addr (a node or
@@ -17,5 +18,9 @@ func ClientOptions(nw *Net, client, addr string) *redis.Options {
 		MaxRetries:            -1,
 		DialerRetries:         1,
 		DialTimeout:           time.Second,
+		// Maintenance notifications would resolve addr in DNS (and send
+		// CLIENT MAINT_NOTIFICATIONS): a node name is no host name, and a
+		// lookup leaves the bubble.
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }

@@ -2,6 +2,10 @@ package sim
 
 import (
 	"flag"
+	"maps"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,4 +36,31 @@ func TestBaselineRuns(t *testing.T) {
 	if v.Bug() {
 		t.Fatal(v)
 	}
+}
+
+// TestSurvey runs every scenario on a few modes once (SIM_SURVEY=1).
+func TestSurvey(t *testing.T) {
+	if os.Getenv("SIM_SURVEY") == "" {
+		t.Skip("SIM_SURVEY=1")
+	}
+	modes := strings.Split(envOr("SIM_MODES", "single,redlock-3,redlock-5+fencing,failover,single+wait"), ",")
+	scs := strings.Split(envOr("SIM_SCENARIOS", strings.Join(slices.Sorted(maps.Keys(Plans)), ",")), ",")
+	for _, m := range modes {
+		for _, s := range scs {
+			sc, ok := Scenario(s)
+			if !ok || (sc.Applies != nil && !sc.Applies(mode(t, m))) {
+				continue
+			}
+			start := time.Now()
+			v := Run(t, Cell{Mode: mode(t, m), Scenario: s, Seed: *flagSeed, Timing: Timing{Duration: 10 * time.Second}})
+			t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
