@@ -270,7 +270,7 @@ func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds 
 	js := filepath.Join(dir, "cell.json")
 	_ = os.Remove(js)
 	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestCell$", "-sim.mode", c.Mode, "-sim.scenario", c.Scenario,
-		"-sim.seed", fmt.Sprint(max(seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.shrink=false", "-sim.json", js)
+		"-sim.seed", fmt.Sprint(max(seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.duration", "5s", "-sim.shrink=false", "-sim.json", js)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

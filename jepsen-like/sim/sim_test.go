@@ -27,14 +27,40 @@ func mode(t *testing.T, id string) matrix.Mode {
 	return m
 }
 
-func TestBaselineRuns(t *testing.T) {
-	v := Run(t, Cell{Mode: mode(t, "redlock-3"), Scenario: "baseline", Seed: *flagSeed, Timing: Timing{Duration: 5 * time.Second}})
-	t.Log(v)
-	if v.Report.Acquires.Ok == 0 {
-		t.Fatal("no acquisitions")
-	}
-	if v.Bug() {
-		t.Fatal(v)
+// quickCells are the cells of the default test run: one seed each, a few
+// seconds of virtual time. Expected-safe cells must pass; expected-unsafe
+// ones must show their violation (the checker must be able to fail).
+var quickCells = []struct{ mode, scenario string }{
+	{"redlock-3", "baseline"},
+	{"redlock-5", "partition-minority"},
+	{"redlock-3", "random"},
+	{"redlock-5+fencing", "client-pause"},
+	{"single", "client-pause"},
+	{"redlock-3", "crash-restart-aof"},
+	{"redlock-3", "crash-restart-nopersist"},
+	{"single+wait", "failover"},
+	{"failover", "failover"},
+	{"single", "clock-rate-fast"},
+	{"single", "expiry-race"},
+}
+
+func TestQuickCells(t *testing.T) {
+	for _, qc := range quickCells {
+		t.Run(qc.mode+"/"+qc.scenario, func(t *testing.T) {
+			t.Parallel()
+			c := Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: 4 * time.Second}}
+			v := Run(t, c)
+			t.Log(v)
+			if v.Report.Acquires.Ok == 0 {
+				t.Fatalf("no acquisitions: %v", v)
+			}
+			switch {
+			case v.Bug():
+				t.Errorf("fails as the matrix would fail it: %v\nreplay: %s", v, ReplayCommand(c))
+			case !v.Result.ExpectedSafe && !v.Reproduced():
+				t.Errorf("expected unsafe, not reproduced: %v\nreplay: %s", v, ReplayCommand(c))
+			}
+		})
 	}
 }
 
