@@ -172,8 +172,8 @@ var Plans = map[string]Plan{
 	"clock-rate-beyond": clockRatePlan(1.25),
 	"slow-acquire": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
 		var out []Fault
-		for _, f := range repeated(t, rng, 5, Fault{Kind: Stall, D: t.Lease + t.Lease/4}) {
-			f.Hold = 0
+		for _, f := range repeated(t, rng, 4, Fault{Kind: Stall, D: t.Lease + t.Lease/4}) {
+			f.Hold = t.Lease
 			out = append(out, f)
 		}
 		return out

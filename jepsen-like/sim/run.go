@@ -288,6 +288,10 @@ func (e *env) inject(i int, f Fault) {
 		e.expiryRace(i, f)
 		return
 	}
+	if f.Kind == Stall {
+		e.stallFault(i, f)
+		return
+	}
 	e.rec.NemesisStart(name).Ok()
 	heal := e.apply(f, holder)
 	switch {
@@ -394,11 +398,48 @@ func (e *env) apply(f Fault, holder int) func() {
 				e.nw.SetLink(e.workerName(holder), n.Name(), Link{})
 			}
 		}
-	case Stall:
-		e.stall.arm(f.D)
-		return e.stall.disarm
 	}
 	return func() {}
+}
+
+// stallFault arms the stall for up to Hold; once it caught a worker's
+// grant, the next worker to hold the lock (after the stalled one's keys
+// expired) stays in its critical section for 3/4 of a lease, so that the
+// stalled client's Lock returns while someone holds: a lock that hands out
+// the stale grant shows two tenures at once.
+func (e *env) stallFault(i int, f Fault) {
+	caught := e.stall.arm(f.D)
+	wait := f.Hold
+	if wait <= 0 {
+		wait = e.t.Lease
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	var w int
+	select {
+	case w = <-caught:
+	case <-t.C:
+		e.stall.disarm()
+		return
+	case <-e.ctx.Done():
+		e.stall.disarm()
+		return
+	}
+	name := fmt.Sprintf("client-stall(worker %d)#%d", w, i)
+	e.rec.NemesisStart(name).Ok()
+	h := Fault{Kind: ClientHold, D: e.t.Lease * 3 / 4}
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		if _, ok := e.gates.catch(e.ctx, h); ok {
+			e.rec.NemesisStart(checker.HeldSection).Ok()
+			time.Sleep(h.D)
+			e.rec.NemesisEnd(checker.HeldSection).Ok()
+		}
+	}()
+	time.Sleep(f.D)
+	e.rec.NemesisEnd(name).Ok()
+	<-held
 }
 
 // expiryRace: a crashed holder's lock (the fast path's SET NX PX, D long)
@@ -495,71 +536,88 @@ func (g gate) Wait(ctx context.Context) error {
 }
 
 // stall holds, once armed, the first worker that receives a lock grant
-// (a fast-path SET NX answered OK, or a script's answer) for d before the
-// lock sees the answer: the matrix's slow-acquire, as a go-redis hook.
+// (a fast-path SET NX answered OK, or a script's answer led by 1) for d
+// before the lock sees the answer, and every reply that worker receives
+// until then: the matrix's slow-acquire, as a go-redis hook.
 type stall struct {
-	mu    sync.Mutex
-	armed bool
-	d     time.Duration
+	mu     sync.Mutex
+	armed  bool
+	d      time.Duration
+	who    int
+	until  time.Time
+	caught chan int
 }
 
-func (s *stall) arm(d time.Duration) {
+// arm makes the next grant stall; the channel tells which worker.
+func (s *stall) arm(d time.Duration) <-chan int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.armed, s.d = true, d
+	s.armed, s.d, s.caught = true, d, make(chan int, 1)
+	return s.caught
 }
 
-func (s *stall) disarm() {}
-
-// take reports the stall to apply to a reply, disarming it.
-func (s *stall) take(cmds []redis.Cmder) time.Duration {
+func (s *stall) disarm() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.armed || !isGrant(cmds) {
-		return 0
-	}
 	s.armed = false
-	return s.d
+}
+
+// hold stalls worker w when cmds carry a grant to stall, or while w's
+// stall lasts.
+func (s *stall) hold(w int, cmds []redis.Cmder) {
+	s.mu.Lock()
+	now := time.Now()
+	switch {
+	case s.armed && isGrant(cmds):
+		s.armed, s.who, s.until = false, w, now.Add(s.d)
+		s.caught <- w
+	case s.who != w || !now.Before(s.until):
+		s.mu.Unlock()
+		return
+	}
+	until := s.until
+	s.mu.Unlock()
+	time.Sleep(time.Until(until))
 }
 
 func isGrant(cmds []redis.Cmder) bool {
-	for _, c := range cmds {
-		args := c.Args()
-		if len(args) == 0 {
+	for _, cmd := range cmds {
+		c, ok := cmd.(*redis.Cmd)
+		if !ok || c.Err() != nil {
+			if b, ok := cmd.(*redis.BoolCmd); ok && b.Name() == "set" && b.Val() {
+				return true
+			}
 			continue
 		}
-		name := fmt.Sprint(args[0])
-		switch name {
+		switch c.Name() {
 		case "set":
-			if s, ok := c.(*redis.StatusCmd); ok && s.Val() == "OK" {
+			if c.Val() == "OK" {
 				return true
-			}
-			if s, ok := c.(*redis.Cmd); ok {
-				if v, _ := s.Result(); v == "OK" {
-					return true
-				}
 			}
 		case "evalsha", "eval":
-			if c.Err() == nil {
-				return true
+			if v, ok := c.Val().([]any); ok && len(v) > 0 {
+				if first, ok := v[0].(int64); ok && first == 1 {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
 
-func (s *stall) For(int) redis.Hook { return stallHook{s} }
+func (s *stall) For(w int) redis.Hook { return stallHook{s, w} }
 
-type stallHook struct{ s *stall }
+type stallHook struct {
+	s *stall
+	w int
+}
 
 func (h stallHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h stallHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if d := h.s.take([]redis.Cmder{cmd}); d > 0 {
-			time.Sleep(d)
-		}
+		h.s.hold(h.w, []redis.Cmder{cmd})
 		return err
 	}
 }
@@ -567,9 +625,7 @@ func (h stallHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h stallHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		if d := h.s.take(cmds); d > 0 {
-			time.Sleep(d)
-		}
+		h.s.hold(h.w, cmds)
 		return err
 	}
 }
