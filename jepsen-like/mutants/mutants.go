@@ -188,7 +188,13 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 			err    error
 		)
 		if o.Sim {
+			t0 := time.Now()
 			killed, err = runSimCell(ctx, bin, dir, c, o.Seed, o.SimSeeds)
+			if killed != "" {
+				// The build and copy are most of a mutant's time here: say
+				// what the simulated cell itself took.
+				killed = fmt.Sprintf("[sim cell %v] %s", time.Since(t0).Round(100*time.Millisecond), killed)
+			}
 		} else {
 			killed, err = runCell(ctx, bin, dir, c, o.Seed)
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,11 @@ func TestGrid(t *testing.T) {
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(matrix.Modes)) + "\n")
 	start := time.Now()
+	only := os.Getenv("SIM_GRID_SCENARIOS") // comma-separated; empty: all
 	for _, sc := range matrix.Scenarios {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.ID) {
+			continue
+		}
 		if _, ok := Plans[sc.ID]; !ok {
 			fmt.Fprintf(&b, "| %s |%s\n", sc.ID, strings.Repeat(" not simulated |", len(matrix.Modes)))
 			continue
