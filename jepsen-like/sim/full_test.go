@@ -2,6 +2,8 @@ package sim
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,7 +41,11 @@ func TestUnsafeReproduction(t *testing.T) {
 		{"single", "client-pause"},               // client pause without fencing
 		{"redlock-3", "client-pause"},            // the same on a quorum
 	}
+	only := os.Getenv("SIM_REPRO_CELLS") // mode/scenario,…; empty: all
 	for _, uc := range cells {
+		if only != "" && !slices.Contains(strings.Split(only, ","), uc.mode+"/"+uc.scenario) {
+			continue
+		}
 		t.Run(uc.mode+"/"+uc.scenario, func(t *testing.T) {
 			var k, acq, contested atomic.Int64
 			var missed sync.Map
