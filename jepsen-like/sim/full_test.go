@@ -3,8 +3,8 @@ package sim
 import (
 	"os"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
