@@ -117,7 +117,15 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &conn{net: n, client: client, node: name, via: addr}
+	// A node that would not answer refuses new connections (toxiproxy's
+	// Disable rather than its timeout): go-redis sends HELLO on a new
+	// connection while holding a PubSub's mutex, and goroutines waiting on
+	// a mutex keep a synctest bubble's clock from advancing, so a handshake
+	// that waits for time to pass would freeze the run.
+	if l := n.LinkOf(client, name); l.CutRequests || l.CutReplies || nd.isPaused() {
+		return nil, ErrRefused
+	}
+	c := &conn{net: n, client: client, node: name, via: addr, born: time.Now()}
 	c.up = newHalf(c, true)
 	c.down = newHalf(c, false)
 	server := &serverConn{c: c}
@@ -170,6 +178,7 @@ type conn struct {
 	net          *Net
 	client, node string
 	via          string // the address dialled (a node or an alias)
+	born         time.Time
 	up, down     *half
 	once         sync.Once
 }
@@ -229,6 +238,10 @@ func (h *half) send(p []byte) (int, error) {
 		return len(p), nil
 	}
 	now := time.Now()
+	if now.Equal(h.c.born) {
+		// The handshake, at the dial's instant, is not delayed (see Dial).
+		delay = 0
+	}
 	at := now.Add(delay)
 	if at.Before(h.last) {
 		at = h.last

@@ -126,6 +126,13 @@ func (n *Node) Pause() {
 	}
 }
 
+// isPaused reports whether the node is paused.
+func (n *Node) isPaused() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.paused != nil
+}
+
 // Resume ends a pause.
 func (n *Node) Resume() {
 	n.mu.Lock()

@@ -190,6 +190,10 @@ func Simulate(c Cell) (Outcome, error) {
 	nemesis.Wait()
 	stray := e.strays()
 	e.closeAll()
+	// go-redis retries a failed dial from a goroutine of its own once a
+	// second until the pool is closed; let those see the close (virtual
+	// time: free) so the bubble ends with no goroutine left.
+	time.Sleep(2 * time.Second)
 	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start)}, err
 }
 
