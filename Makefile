@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick mutants mutants-quick mutants-ci vet
+.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick mutants mutants-quick mutants-ci vet sim sim-quick sim-mutants
 
 deps:
 	@scripts/ensure-deps.sh
@@ -52,3 +52,20 @@ mutants-quick: deps-redis
 # event per cell and stay in make mutants.
 mutants-ci: deps-redis
 	go run ./cmd/quorumlock chaos --mutants --mutant quorum-of-1,unlock-without-owner-check,token-from-first-node
+
+# The deterministic simulation (jepsen-like/sim): nodes in memory running
+# our Lua scripts, an in-memory network and virtual time. sim-quick is the
+# CI form (about a minute without -race on an idle 2-core machine): the
+# differential test against redis-server and the quick cells. sim adds the
+# unsafe-mode reproduction over 100 seeds, the throughput measurement and
+# the redlock-5 soak under minority faults (SIM_SOAK acquisitions, default
+# 1,000,000, within SIM_SOAK_BUDGET minutes, default 60).
+sim-quick: deps-redis
+	cd jepsen-like && go test -count=1 ./sim
+
+sim: deps-redis
+	cd jepsen-like && SIM_FULL=1 go test -count=1 -v -timeout 0 -run 'TestDifferential|TestQuickCells|TestUnsafeReproduction|TestThroughput|TestSoak' ./sim
+
+# Every mutant of jepsen-like/mutants judged in the simulation.
+sim-mutants:
+	go run ./cmd/quorumlock chaos --mutants --sim

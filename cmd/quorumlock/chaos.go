@@ -32,11 +32,16 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	o.Register(fs)
 	runMutants := fs.Bool("mutants", false, "instead of the matrix: put each deliberate bug of jepsen-like/mutants into a copy of the library and run the cells meant to catch it (exit 1 if one survives)")
 	only := fs.String("mutant", "", "with --mutants: only these mutants (comma-separated names)")
+	sim := fs.Bool("sim", false, "run the cells in the deterministic simulation (jepsen-like/sim: in-memory nodes, network and virtual time) instead of on redis-server processes; with --mutants, judge the mutants there")
+	seeds := fs.Int("seeds", 5, "with --sim: seeds per cell, from --seed on (a cell stops at its first failing seed)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *runMutants {
-		return chaosMutants(ctx, o.Seed, *only, out)
+		return chaosMutants(ctx, o.Seed, *only, *sim, *seeds, out)
+	}
+	if *sim {
+		return chaosSim(ctx, o, *seeds, out)
 	}
 	// Refused dials during partitions and crashes are the point here, not
 	// news: keep go-redis quiet.
@@ -51,7 +56,7 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 
 // chaosMutants is `quorumlock chaos --mutants`: the control and every
 // selected mutant, a table on out, exit 1 when a mutant survives.
-func chaosMutants(ctx context.Context, seed int64, only string, out io.Writer) error {
+func chaosMutants(ctx context.Context, seed int64, only string, sim bool, seeds int, out io.Writer) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func chaosMutants(ctx context.Context, seed int64, only string, out io.Writer) e
 	if err != nil {
 		return err
 	}
-	o := mutants.Options{Root: root, Seed: seed, Progress: chaosProgress}
+	o := mutants.Options{Root: root, Seed: seed, Progress: chaosProgress, Sim: sim, SimSeeds: seeds}
 	if only != "" {
 		o.Only = strings.Split(only, ",")
 	}

@@ -81,6 +81,12 @@ type Options struct {
 	Seed int64
 	// Progress, when set, is told what happens.
 	Progress io.Writer
+	// Sim runs the cells in the deterministic simulation (jepsen-like/sim,
+	// built as a test binary in the scratch copy) instead of on real
+	// processes; each cell runs up to SimSeeds seeds (default 5) and stops
+	// at the first failing one.
+	Sim      bool
+	SimSeeds int
 }
 
 // Run judges every selected mutant, after the control. It returns the
@@ -166,6 +172,9 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 	}
 	bin := filepath.Join(dir, "quorumlock-mutant")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/quorumlock")
+	if o.Sim {
+		build = exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./jepsen-like/sim")
+	}
 	build.Dir = dir
 	build.Env = append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"))
 	if b, err := build.CombinedOutput(); err != nil {
@@ -174,7 +183,21 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 		return res
 	}
 	for _, c := range m.Cells {
-		killed, err := runCell(ctx, bin, dir, c, o.Seed)
+		var (
+			killed string
+			err    error
+		)
+		if o.Sim {
+			t0 := time.Now()
+			killed, err = runSimCell(ctx, bin, dir, c, o.Seed, o.SimSeeds)
+			if killed != "" {
+				// The build and copy are most of a mutant's time here: say
+				// what the simulated cell itself took.
+				killed = fmt.Sprintf("[sim cell %v] %s", time.Since(t0).Round(100*time.Millisecond), killed)
+			}
+		} else {
+			killed, err = runCell(ctx, bin, dir, c, o.Seed)
+		}
 		if err != nil {
 			res.Err = errors.Join(res.Err, fmt.Errorf("%s: %w", c, err))
 			continue
@@ -240,6 +263,44 @@ func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed s
 	}
 	if len(doc.Results) == 0 {
 		return "", errors.New("the cell did not run (does the scenario apply to the mode?)")
+	}
+	return "", nil
+}
+
+// runSimCell runs one cell in the simulation's test binary (TestCell)
+// over seeds seeds from seed; killed says why it caught the mutant.
+func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds int) (killed string, err error) {
+	if seeds <= 0 {
+		seeds = 5
+	}
+	js := filepath.Join(dir, "cell.json")
+	_ = os.Remove(js)
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestCell$", "-sim.mode", c.Mode, "-sim.scenario", c.Scenario,
+		"-sim.seed", fmt.Sprint(max(seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.duration", "5s", "-sim.shrink=false", "-sim.json", js)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	raw, err := os.ReadFile(js)
+	if err != nil {
+		return "", fmt.Errorf("no result (%v): %s", runErr, tail(out.String(), 400))
+	}
+	var doc struct {
+		Results []row `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return "", err
+	}
+	for _, r := range doc.Results {
+		if (r.ExpectedSafe && r.Verdict == "refuted") || r.KeysWithoutExpiry > 0 {
+			return r.VerdictNote, nil
+		}
+		if r.Broken != "" {
+			return r.Broken, nil
+		}
+	}
+	if len(doc.Results) == 0 {
+		return "", fmt.Errorf("the cell did not run (%v): %s", runErr, tail(out.String(), 400))
 	}
 	return "", nil
 }

@@ -1,0 +1,104 @@
+package sim
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	flagSeeds    = flag.Int("sim.seeds", 1, "TestCell: how many seeds to run, from -sim.seed on, stopping at the first failing one")
+	flagDuration = flag.Duration("sim.duration", 10*time.Second, "TestCell: virtual duration of each run")
+	flagJSON     = flag.String("sim.json", "", "TestCell: write the runs' rows here (the matrix's JSON shape)")
+	flagFaults   = flag.String("sim.faults", "", "TestCell: replay this JSON fault list (as printed by a shrink) instead of the scenario's plan")
+	flagShrink   = flag.Bool("sim.shrink", true, "TestCell: shrink a failing run's fault list")
+)
+
+// row is one run in the matrix JSON's shape (what the mutants runner reads).
+type row struct {
+	Mode              string  `json:"mode"`
+	Scenario          string  `json:"scenario"`
+	Seed              uint64  `json:"seed"`
+	ExpectedSafe      bool    `json:"expected_safe"`
+	Verdict           string  `json:"verdict"`
+	VerdictNote       string  `json:"verdict_note"`
+	KeysWithoutExpiry int     `json:"keys_without_expiry"`
+	Broken            string  `json:"broken"`
+	Acquisitions      int     `json:"acquisitions"`
+	Contested         int     `json:"contested"`
+	WallMs            int64   `json:"wall_ms"`
+	Replay            string  `json:"replay"`
+	Faults            []Fault `json:"faults,omitempty"`
+}
+
+// ReplayCommand is the command that runs c again.
+func ReplayCommand(c Cell) string {
+	return fmt.Sprintf("go test ./jepsen-like/sim -run '^TestCell$' -sim.mode=%s -sim.scenario=%s -sim.seed=%d -sim.seeds=1 -sim.duration=%v",
+		c.Mode.ID, c.Scenario, c.Seed, c.timing().Duration)
+}
+
+// TestCell runs one mode × scenario over -sim.seeds seeds; a run the
+// matrix would fail fails the test, with its seed, the command that
+// replays it and its fault list shrunk. It is the entry point of
+// `quorumlock chaos --sim` and of `chaos --mutants --sim`.
+func TestCell(t *testing.T) {
+	if *flagMode == "" || *flagScenario == "" {
+		t.Skip("needs -sim.mode and -sim.scenario")
+	}
+	m := mode(t, *flagMode)
+	var faults []Fault
+	if *flagFaults != "" {
+		if err := json.Unmarshal([]byte(*flagFaults), &faults); err != nil {
+			t.Fatalf("-sim.faults: %v", err)
+		}
+	}
+	var rows []row
+	defer func() {
+		if *flagJSON == "" {
+			return
+		}
+		b, _ := json.MarshalIndent(map[string]any{"results": rows}, "", "  ")
+		if err := os.WriteFile(*flagJSON, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := range *flagSeeds {
+		c := Cell{Mode: m, Scenario: *flagScenario, Seed: *flagSeed + uint64(i), Faults: faults,
+			Timing: Timing{Duration: *flagDuration}}
+		start := time.Now()
+		v := Run(t, c)
+		r := rowOf(c, v, time.Since(start))
+		rows = append(rows, r)
+		t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
+		if !v.Bug() {
+			continue
+		}
+		t.Errorf("FAILED: %v\nreplay: %s", v, r.Replay)
+		if *flagShrink && len(v.Faults) > 1 {
+			small := Shrink(t, c, v.Faults)
+			b, _ := json.Marshal(small)
+			rows[len(rows)-1].Faults = small
+			t.Errorf("shrunk to %d of %d faults: %s\nreplay: %s -sim.faults='%s'", len(small), len(v.Faults), faultList(small), r.Replay, b)
+		}
+		return
+	}
+}
+
+func rowOf(c Cell, v Verdict, wall time.Duration) row {
+	return row{Mode: c.Mode.ID, Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
+		Verdict: string(v.Result.Verdict), VerdictNote: v.Result.VerdictNote, KeysWithoutExpiry: len(v.Stray),
+		Broken: v.Result.Broken, Acquisitions: v.Report.Acquires.Ok, Contested: v.Report.Contested,
+		WallMs: wall.Milliseconds(), Replay: ReplayCommand(c)}
+}
+
+func faultList(fs []Fault) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return strings.Join(s, "; ")
+}

@@ -1,0 +1,69 @@
+// Package sim is a deterministic simulation backend for the jepsen-like
+// workload: the matrix's modes and scenarios run against in-process Redis
+// nodes on an in-memory network, in virtual time, and their histories go
+// through jepsen-like/checker and matrix.Judge unchanged.
+//
+// # What is simulated
+//
+//   - Nodes (Node) are miniredis servers (github.com/alicebob/miniredis/v2),
+//     which run the project's own Lua scripts with gopher-lua. Every command
+//     passes a hook that sets the node's clock (each node has its own: rate
+//     and forward jumps), holds commands while the node is paused (they run
+//     in order on resume, as after SIGCONT), refuses clients' writes on a
+//     replica, logs a master's writes for its replica and answers WAIT.
+//     Crash drops every connection and refuses dials until Restart; with
+//     persistence the data survives (AOF, appendfsync always), without it
+//     the node comes back empty.
+//   - A Group is a master + replica with asynchronous replication (a log
+//     applied Lag later, in order). Cut stops it, Failover promotes the
+//     replica with what it has applied (split brain: clients that kept the
+//     old master's address still reach it), Rejoin resynchronises the old
+//     master as the new replica.
+//   - The network (Net) connects go-redis clients (a custom Dialer) to
+//     nodes through in-memory connections built on channels and timers.
+//     Per client↔node link: delay and jitter (replies of different
+//     connections overtake each other; one connection stays in order),
+//     dropped requests, dropped replies, or both (a partition). A dropped
+//     message breaks its connection for good, as a hole in a TCP stream
+//     would; the client times out and redials.
+//   - Time: every run executes inside a testing/synctest bubble, so every
+//     timer, deadline, sleep and time.Now of the lock, go-redis, the
+//     workload and the nodes is virtual: a 1 s TTL costs no wall time, and
+//     goroutines blocked on the in-memory network are durably blocked.
+//
+// # Seeds, replay, shrinking
+//
+// A Cell is a mode, a scenario and a seed. The seed fixes the fault list
+// (Plans), the network's jitter and the workload's work and think times.
+// A failing run prints its seed and the command that replays it
+// (ReplayCommand), and Shrink drops faults while the run still fails.
+// Virtual time makes timings exact, but the Go scheduler still chooses the
+// order of goroutines that are runnable at the same virtual instant, so a
+// replay is the same schedule, not always the same interleaving.
+//
+// # What miniredis lacks, and how the simulation avoids it
+//
+//   - WAIT always answers 0 in miniredis: the node hook answers it from the
+//     group's replication log instead.
+//   - No replication at all: Group logs writes in the hook and replays them
+//     on the replica (the scripts themselves, as Redis before effects
+//     replication did, not their effects).
+//   - TTLs are durations counted down, not absolute deadlines, so a
+//     backward clock jump cannot lengthen them (Redis would): Jump ignores
+//     negative jumps. Keys expire lazily, when a command touches the
+//     database, which is when Redis's lazy expiry acts too (the active
+//     expiry cycle is not modelled; nothing in the lock depends on it).
+//   - INFO has no server section (no run_id, no uptime): restart detection
+//     (quorum's WithRestartDetection) cannot be simulated; no matrix mode
+//     uses it.
+//   - Commands that scripts run pass the same hook: it recognises them
+//     (miniredis marks their connection context "nested") and lets them
+//     through.
+//   - go-redis's maintenance notifications resolve the address in DNS,
+//     which would leave the bubble: ClientOptions turns them off.
+//
+// Everything the node package does (acquire, reentrancy, idempotent
+// retry, owner-checked release and extend, fencing counters, read-write
+// locks, the fair queue) gives the same answers on a simulated node as on
+// redis-server: TestDifferential checks it.
+package sim

@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
+)
+
+// Verdict is a simulated run checked and judged as the matrix judges a
+// cell on real processes.
+type Verdict struct {
+	Outcome
+	Report checker.Report
+	Result report.Result
+	// Check is the wall time the checker took.
+	Check time.Duration
+	seed  uint64
+}
+
+// Bug reports what the matrix fails a run for: a cell expected safe that
+// showed a violation, lock keys left without expiry, or a broken property
+// (a lease taken over without its holder being told, lost liveness).
+func (v Verdict) Bug() bool {
+	return (v.Result.ExpectedSafe && v.Result.Verdict == report.Refuted) || len(v.Stray) > 0 || v.Result.Broken != ""
+}
+
+// Reproduced reports whether a cell expected unsafe showed the violation
+// its claim predicts.
+func (v Verdict) Reproduced() bool {
+	return !v.Result.ExpectedSafe && v.Result.Verdict == report.Reproduced
+}
+
+func (v Verdict) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s × %s seed %d: %s — %s", v.Result.Mode, v.Result.Scenario, v.seed, v.Result.Verdict, v.Result.VerdictNote)
+	if v.Result.Broken != "" {
+		fmt.Fprintf(&b, "; broken: %s", v.Result.Broken)
+	}
+	if len(v.Stray) > 0 {
+		fmt.Fprintf(&b, "; keys without expiry: %v", v.Stray)
+	}
+	fmt.Fprintf(&b, " (acquisitions %d, contested %d, faults %d, wall %v + check %v)",
+		v.Report.Acquires.Ok, v.Report.Contested, len(v.Faults), v.Wall.Round(time.Millisecond), v.Check.Round(time.Millisecond))
+	return b.String()
+}
+
+// Scenario returns the matrix scenario of id (its expectations).
+func Scenario(id string) (matrix.Scenario, bool) {
+	if id == "minority" {
+		s, ok := matrix.FindScenario(matrix.Scenarios, "random")
+		s.ID = "minority"
+		return s, ok
+	}
+	return matrix.FindScenario(matrix.Scenarios, id)
+}
+
+// Run simulates c in a testing/synctest bubble of t and judges it.
+func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
+	t.Helper()
+	var (
+		out Outcome
+		err error
+	)
+	synctest.Test(t, func(t *testing.T) { out, err = Simulate(c) })
+	if err != nil {
+		t.Fatalf("sim: %s × %s seed %d: %v", c.Mode.ID, c.Scenario, c.Seed, err)
+	}
+	return Judge(c, out, opts...)
+}
+
+// Judge checks a run's history with jepsen-like/checker and judges it as
+// the matrix does (matrix.Judge).
+func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
+	sc, ok := Scenario(c.Scenario)
+	if !ok {
+		sc = matrix.Scenario{ID: c.Scenario, Expect: func(matrix.Mode) matrix.Expectation {
+			return matrix.Expectation{Claim: matrix.ClaimNoFaults, Safe: true}
+		}}
+	}
+	start := time.Now()
+	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4)}, opts...)
+	rep := checker.Check(out.History, all...)
+	mc := matrix.Cell{Mode: c.Mode, Scenario: sc}
+	exp := mc.Expect()
+	res := report.FromReport(c.Mode.ID, c.Scenario, exp.Claim, exp.Safe, rep).WithExpiry(out.Stray)
+	res = matrix.Judge(mc, res, rep)
+	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
+}

@@ -1,0 +1,279 @@
+package sim
+
+import (
+	"net"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
+)
+
+// Node is one simulated Redis server: a miniredis instance (which runs the
+// project's Lua scripts with gopher-lua) behind the in-memory network, with
+// a clock of its own and the faults a process can suffer: pause, crash and
+// restart with or without persistence, clock jumps and rates.
+//
+// Every command passes a hook first (see hook), which is where the node's
+// clock is set, a paused node holds the command, a replica refuses clients'
+// writes, a master logs writes for its replica and WAIT is answered.
+type Node struct {
+	name string
+	net  *Net
+
+	mu       sync.Mutex
+	m        *miniredis.Miniredis
+	down     bool
+	paused   chan struct{} // non-nil while paused; closed on resume
+	restarts int
+
+	// The node's clock: at virtual instant t it reads
+	// epoch + base + rate·(t − from) + jump.
+	epoch time.Time
+	from  time.Time
+	base  time.Duration
+	rate  float64
+	jump  time.Duration
+
+	group *Group // set when the node belongs to a master+replica group
+}
+
+// replName is the client name of a group's replication stream, the one
+// client a replica accepts writes from.
+const replName = "__sim_replication__"
+
+// NewNode starts a node called name on nw.
+func NewNode(nw *Net, name string) *Node {
+	now := time.Now()
+	n := &Node{name: name, net: nw, epoch: now, from: now, rate: 1}
+	n.m = n.fresh()
+	nw.add(n)
+	return n
+}
+
+// Name is the node's address on the network.
+func (n *Node) Name() string { return n.name }
+
+// Miniredis is the node's current server (a restart without persistence
+// replaces it).
+func (n *Node) Miniredis() *miniredis.Miniredis {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m
+}
+
+// fresh makes an empty server whose commands pass the node's hook.
+func (n *Node) fresh() *miniredis.Miniredis {
+	m := miniredis.NewMiniRedis()
+	// Dial starts the server without a listener; the probe connection
+	// itself is not needed.
+	if c, err := m.Dial(); err == nil {
+		_ = c.Close()
+	}
+	m.ClockTTL(true)
+	m.SetTime(n.clockLocked())
+	m.Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
+		return n.hook(m, p, cmd, args)
+	})
+	return m
+}
+
+// clockLocked is the node's current time.
+func (n *Node) clockLocked() time.Time {
+	el := n.base + time.Duration(n.rate*float64(time.Since(n.from)))
+	return n.epoch.Add(el + n.jump)
+}
+
+// Clock returns the node's current time.
+func (n *Node) Clock() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.clockLocked()
+}
+
+// SetRate makes the node's clock run at rate (1: true time) from now on.
+func (n *Node) SetRate(rate float64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := time.Now()
+	n.base += time.Duration(n.rate * float64(now.Sub(n.from)))
+	n.from, n.rate = now, rate
+}
+
+// Jump moves the node's clock by d. Forward, every TTL on the node
+// shortens by d at its next command (Redis keeps absolute expiry times
+// and compares them with its wall clock). Backward jumps are not modelled
+// (miniredis keeps TTLs as durations; see the package doc): d < 0 is
+// ignored.
+func (n *Node) Jump(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.jump += d
+}
+
+// Pause freezes the node (SIGSTOP): commands wait, unanswered, and run in
+// order once it resumes.
+func (n *Node) Pause() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.paused == nil {
+		n.paused = make(chan struct{})
+	}
+}
+
+// isPaused reports whether the node is paused.
+func (n *Node) isPaused() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.paused != nil
+}
+
+// Resume ends a pause.
+func (n *Node) Resume() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.paused != nil {
+		close(n.paused)
+		n.paused = nil
+	}
+}
+
+// Crash kills the node (kill -9): every connection drops, dials are
+// refused until Restart. With persist, the data survives (AOF with
+// appendfsync always: every acknowledged write); without, the node comes
+// back empty.
+func (n *Node) Crash(persist bool) {
+	n.mu.Lock()
+	if n.down {
+		n.mu.Unlock()
+		return
+	}
+	n.down = true
+	if n.paused != nil {
+		close(n.paused)
+		n.paused = nil
+	}
+	old := n.m
+	if !persist {
+		n.m = n.fresh()
+	}
+	n.mu.Unlock()
+	n.net.closeConns(func(c *conn) bool { return c.node == n.name })
+	if !persist {
+		old.Close()
+	}
+}
+
+// Restart brings a crashed node back.
+func (n *Node) Restart() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.down {
+		n.down = false
+		n.restarts++
+	}
+}
+
+// Down reports whether the node is crashed.
+func (n *Node) Down() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.down
+}
+
+// Close stops the node for good.
+func (n *Node) Close() {
+	n.mu.Lock()
+	n.down = true
+	if n.paused != nil {
+		close(n.paused)
+		n.paused = nil
+	}
+	m := n.m
+	n.mu.Unlock()
+	n.net.closeConns(func(c *conn) bool { return c.node == n.name })
+	m.Close()
+}
+
+// serve hands a new connection to the node's server.
+func (n *Node) serve(c net.Conn) error {
+	n.mu.Lock()
+	if n.down {
+		n.mu.Unlock()
+		return ErrRefused
+	}
+	m := n.m
+	n.mu.Unlock()
+	m.Server().ServeConn(c)
+	return nil
+}
+
+// hook runs before every command m executes; true means it answered.
+func (n *Node) hook(m *miniredis.Miniredis, p *server.Peer, cmd string, args []string) bool {
+	if nested(p) {
+		// A command a script runs: it belongs to the script's command,
+		// which passed here already (and holds the server's lock).
+		return false
+	}
+	n.mu.Lock()
+	for n.paused != nil {
+		ch := n.paused
+		n.mu.Unlock()
+		<-ch
+		n.mu.Lock()
+	}
+	if n.down || m != n.m {
+		// A command that arrived before a crash: the process is gone.
+		n.mu.Unlock()
+		p.Close()
+		return true
+	}
+	m.SetTime(n.clockLocked())
+	g := n.group
+	n.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	return g.hook(n, p, cmd, args)
+}
+
+// readOnly are commands a replica serves and a master does not log. Every
+// other command is replicated (scripts included: the replica runs the same
+// script, as Redis before effects replication did).
+var readOnly = map[string]bool{
+	"PING": true, "HELLO": true, "CLIENT": true, "INFO": true, "TIME": true, "ECHO": true,
+	"SELECT": true, "COMMAND": true, "QUIT": true, "CONFIG": true, "DBSIZE": true, "WAIT": true,
+	"SUBSCRIBE": true, "UNSUBSCRIBE": true, "PSUBSCRIBE": true, "PUNSUBSCRIBE": true, "PUBLISH": true,
+	"GET": true, "MGET": true, "HGET": true, "HMGET": true, "HGETALL": true, "HEXISTS": true, "HLEN": true,
+	"PTTL": true, "TTL": true, "EXISTS": true, "TYPE": true, "SCAN": true, "KEYS": true,
+	"ZSCORE": true, "ZRANGE": true, "ZRANGEBYSCORE": true, "ZCARD": true,
+	"MULTI": true, "EXEC": true, "DISCARD": true,
+}
+
+func isWrite(cmd string) bool { return !readOnly[strings.ToUpper(cmd)] }
+
+// nested reports whether p is the peer miniredis makes for a command run
+// from a Lua script (its connection context says so; the field is not
+// exported, so it is read by reflection).
+func nested(p *server.Peer) bool {
+	if p.Ctx == nil {
+		return false
+	}
+	v := reflect.ValueOf(p.Ctx)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	f := v.FieldByName("nested")
+	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
+}

@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"flag"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
+)
+
+var (
+	flagSeed     = flag.Uint64("sim.seed", 1, "seed of the first run")
+	flagMode     = flag.String("sim.mode", "", "mode of TestReplay")
+	flagScenario = flag.String("sim.scenario", "", "scenario of TestReplay")
+)
+
+func mode(t *testing.T, id string) matrix.Mode {
+	t.Helper()
+	m, ok := matrix.FindMode(matrix.Modes, id)
+	if !ok {
+		t.Fatalf("no mode %q", id)
+	}
+	return m
+}
+
+// quickCells are the cells of the default test run: one seed each, a few
+// seconds of virtual time. Expected-safe cells must pass; expected-unsafe
+// ones must show their violation (the checker must be able to fail).
+var quickCells = []struct{ mode, scenario string }{
+	{"redlock-3", "baseline"},
+	{"redlock-5", "partition-minority"},
+	{"redlock-3", "random"},
+	{"redlock-5+fencing", "client-pause"},
+	{"single", "client-pause"},
+	{"redlock-3", "crash-restart-aof"},
+	{"redlock-3", "crash-restart-nopersist"},
+	{"single+wait", "failover"},
+	{"failover", "failover"},
+	{"single", "clock-rate-fast"},
+	{"single", "expiry-race"},
+}
+
+func TestQuickCells(t *testing.T) {
+	for _, qc := range quickCells {
+		t.Run(qc.mode+"/"+qc.scenario, func(t *testing.T) {
+			t.Parallel()
+			c := Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: 4 * time.Second}}
+			v := Run(t, c)
+			t.Log(v)
+			if v.Report.Acquires.Ok == 0 {
+				t.Fatalf("no acquisitions: %v", v)
+			}
+			switch {
+			case v.Bug():
+				t.Errorf("fails as the matrix would fail it: %v\nreplay: %s", v, ReplayCommand(c))
+			case !v.Result.ExpectedSafe && !v.Reproduced():
+				t.Errorf("expected unsafe, not reproduced: %v\nreplay: %s", v, ReplayCommand(c))
+			}
+		})
+	}
+}
+
+// TestSurvey runs every scenario on a few modes once (SIM_SURVEY=1).
+func TestSurvey(t *testing.T) {
+	if os.Getenv("SIM_SURVEY") == "" {
+		t.Skip("SIM_SURVEY=1")
+	}
+	modes := strings.Split(envOr("SIM_MODES", "single,redlock-3,redlock-5+fencing,failover,single+wait"), ",")
+	scs := strings.Split(envOr("SIM_SCENARIOS", strings.Join(slices.Sorted(maps.Keys(Plans)), ",")), ",")
+	for _, m := range modes {
+		for _, s := range scs {
+			sc, ok := Scenario(s)
+			if !ok || (sc.Applies != nil && !sc.Applies(mode(t, m))) {
+				continue
+			}
+			start := time.Now()
+			v := Run(t, Cell{Mode: mode(t, m), Scenario: s, Seed: *flagSeed, Timing: Timing{Duration: 10 * time.Second}})
+			t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
