@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick mutants mutants-quick mutants-ci vet
+.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci vet
 
 deps:
 	@scripts/ensure-deps.sh
@@ -37,6 +37,11 @@ chaos: deps-redis
 
 chaos-quick: deps-redis
 	go run ./cmd/quorumlock chaos --quick --json chaos.json --html chaos.html
+
+# The expected-unsafe cells of the quick matrix under seeds 1–10: in how
+# many of 10 each reproduced its violation (the grid's k/10).
+chaos-seeds: deps-redis
+	go run ./cmd/quorumlock chaos --quick --unsafe-only --seeds 10 --json chaos-seeds.json --html chaos-seeds.html
 
 # Deliberate bugs put into a copy of the library, each run through the
 # matrix cells meant to catch it (jepsen-like/mutants): exit 1 if one survives.

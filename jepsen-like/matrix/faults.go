@@ -135,16 +135,17 @@ func (p *pin) options() *redis.Options {
 }
 
 // series strikes again and again, one strike at a time, from its Inject
-// until until has passed: strike i is next(i) — a fresh fault, since
-// gates, stalls and holders keep state per strike — held for the hold
-// next gives after its Inject returned, then recovered, then rest. A strike
-// starts only if its hold ends before until. Recover stops the series
+// until until has passed (or n strikes, if n > 0): strike i is next(i) — a
+// fresh fault, since gates, stalls and holders keep state per strike —
+// held for the hold next gives after its Inject returned, then recovered,
+// then rest. A strike starts only if its hold ends before until. Recover stops the series
 // (recovering the strike in progress at once) and returns the strikes'
 // errors. The series itself is not a fault event: its strikes are.
 type series struct {
 	name        string
 	next        func(i int) (f chaos.Fault, hold time.Duration)
 	rest, until time.Duration
+	n           int
 
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -166,7 +167,7 @@ func (s *series) Inject(ctx context.Context) error {
 	go func() {
 		defer close(s.done)
 		var errs []error
-		for i := 0; ctx.Err() == nil; i++ {
+		for i := 0; ctx.Err() == nil && (s.n <= 0 || i < s.n); i++ {
 			f, hold := s.next(i)
 			if time.Now().Add(hold).After(end) {
 				break

@@ -190,6 +190,16 @@ func TestSeries(t *testing.T) {
 			t.Fatalf("strike %d asked for as %d (%v)", i, k, asked)
 		}
 	}
+	// A series of n strikes stops after the n-th.
+	h := &countingFault{}
+	two := &series{name: "two", n: 2, until: time.Hour, next: func(int) (chaos.Fault, time.Duration) { return h, 0 }}
+	if err := two.Inject(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-two.done
+	if err := two.Recover(t.Context()); err != nil || h.injected != 2 || h.recovered != 2 || two.strikes != 2 {
+		t.Errorf("a series of 2: %d injected, %d recovered, %d counted, err %v", h.injected, h.recovered, two.strikes, err)
+	}
 	// A strike whose hold would end after until does not start.
 	g := &countingFault{}
 	late := &series{name: "late", until: time.Millisecond, next: func(int) (chaos.Fault, time.Duration) { return g, time.Hour }}

@@ -196,16 +196,21 @@ func (t Timing) Validate() error {
 // (issue 13 asks for at least ten per cell).
 const RepeatEvents = 10
 
-// repeated is f struck RepeatEvents times between start and the lease's
-// last quarter before the end: each period is 60 % fault, 40 % healed.
-func (c *cell) repeated(f chaos.Fault) []chaos.Step {
+// repeated is faults (injected together) struck RepeatEvents times between
+// start and the lease's last quarter before the end: each period is 60 %
+// fault, 40 % healed. The strikes are a series, one after the other: as
+// steps at fixed moments, a strike whose heal ran late on a loaded machine
+// overlapped the next one's inject of the same fault ("toxic already
+// exists").
+func (c *cell) repeated(faults ...chaos.Fault) chaos.Step {
 	t := c.timing
-	period := (t.Duration - t.Lease/4 - t.start()) / RepeatEvents
-	out := make([]chaos.Step, RepeatEvents)
-	for i := range out {
-		out[i] = c.at(t.start()+time.Duration(i)*period, period*3/5, f)
-	}
-	return out
+	window := t.Duration - t.Lease/4 - t.start()
+	period := window / RepeatEvents
+	s := &series{name: c.sc.ID, rest: period * 2 / 5, n: RepeatEvents,
+		// Room for the late heals of a loaded machine to add up.
+		until: window + t.Lease/8,
+		next:  func(int) (chaos.Fault, time.Duration) { return c.faults(faults...), period * 3 / 5 }}
+	return chaos.Step{At: t.start(), Hold: s.until, Fault: s}
 }
 
 // strikes is a schedule step that strikes again and again, one strike at
@@ -345,11 +350,13 @@ var Scenarios = []Scenario{
 		plan: func(c *cell) (plan, error) {
 			var s chaos.Schedule
 			if c.mode.Group {
-				s = append(s, c.repeated(&chaos.CutLink{Group: c.cluster.Groups[0]})...)
+				s = append(s, c.repeated(&chaos.CutLink{Group: c.cluster.Groups[0]}))
 			} else {
+				var cuts []chaos.Fault
 				for _, n := range c.cluster.Masters[:minority(len(c.cluster.Masters))] {
-					s = append(s, c.repeated(&chaos.Partition{Proxy: n.Proxy()})...)
+					cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
 				}
+				s = append(s, c.repeated(cuts...))
 			}
 			return plan{schedule: s}, nil
 		},
@@ -362,11 +369,11 @@ var Scenarios = []Scenario{
 		},
 		plan: func(c *cell) (plan, error) {
 			nodes := c.lockNodes()
-			var s chaos.Schedule
+			var cuts []chaos.Fault
 			for _, n := range nodes[:len(nodes)/2+1] {
-				s = append(s, c.repeated(&chaos.Partition{Proxy: n.Proxy()})...)
+				cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
 			}
-			return plan{schedule: s}, nil
+			return plan{schedule: chaos.Schedule{c.repeated(cuts...)}}, nil
 		},
 	},
 	{
@@ -395,11 +402,11 @@ var Scenarios = []Scenario{
 			return safe(report.ClaimValidityCheck, "the validity left after acquiring accounts for the slow round trips")
 		},
 		plan: func(c *cell) (plan, error) {
-			var s chaos.Schedule
+			var slow []chaos.Fault
 			for _, n := range c.lockNodes() {
-				s = append(s, c.repeated(&chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond})...)
+				slow = append(slow, &chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond})
 			}
-			return plan{schedule: s}, nil
+			return plan{schedule: chaos.Schedule{c.repeated(slow...)}}, nil
 		},
 	},
 	{
