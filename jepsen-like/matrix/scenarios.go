@@ -42,6 +42,11 @@ type Scenario struct {
 	// leases at once; such cells are also judged on lease exclusion (and
 	// token order in a fenced mode).
 	LeasesHold bool
+	// ForgetsFences: nodes restart without persistence, so their fencing
+	// counters start again (the design says counters survive restarts only
+	// with persistence); a fenced mode's token order is counted, not
+	// judged.
+	ForgetsFences bool
 	// Pace, if set, adapts the run's timing to the scenario (see Pace).
 	Pace *Pace
 	// plan builds the faults against a running cell.
@@ -513,7 +518,10 @@ var Scenarios = []Scenario{
 	{
 		ID:      "crash-restart-delayed",
 		Summary: "while a worker holds the lock, a majority of the lock nodes is killed without persistence and restarted only after the lease time (the max TTL); again and again (short lease)",
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 2},
+		// A quorum of restarted nodes hands out tokens from counters that
+		// started again: 1 regression in 11 strikes in a quick run.
+		ForgetsFences: true,
+		Pace:          &Pace{LeaseDiv: 4, DurationMul: 2},
 		Expect: func(Mode) Expectation {
 			return safe(report.ClaimRestartNeedsPersistence, "every lease granted before the crash has expired when the nodes come back empty")
 		},

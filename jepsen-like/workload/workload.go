@@ -252,7 +252,7 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 		close(watched)
 	}
 
-	v := r.res.Read(r.w.ID, id)
+	v := r.res.ReadToken(r.w.ID, id, uint64(max(lease.Token(), 0)))
 	sleep(context.WithoutCancel(ctx), work)
 	// A careful client checks its lease before acting on it — its
 	// validity and its end signal...
