@@ -138,13 +138,16 @@ func (p *pin) options() *redis.Options {
 // until until has passed (or n strikes, if n > 0): strike i is next(i) — a
 // fresh fault, since gates, stalls and holders keep state per strike —
 // held for the hold next gives after its Inject returned, then recovered,
-// then rest. A strike starts only if its hold ends before until. Recover stops the series
+// then rest. With period set, strike i starts period·i after the first
+// instead (at once if the previous one ran late), so that slow injects and
+// heals do not add up. A strike starts only if its hold ends before until. Recover stops the series
 // (recovering the strike in progress at once) and returns the strikes'
 // errors. The series itself is not a fault event: its strikes are.
 type series struct {
 	name        string
 	next        func(i int) (f chaos.Fault, hold time.Duration)
 	rest, until time.Duration
+	period      time.Duration
 	n           int
 
 	stop    context.CancelFunc
@@ -163,7 +166,8 @@ func (s *series) Inject(ctx context.Context) error {
 	// Recover.
 	ctx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
 	s.done = make(chan struct{})
-	end := time.Now().Add(s.until)
+	begin := time.Now()
+	end := begin.Add(s.until)
 	go func() {
 		defer close(s.done)
 		var errs []error
@@ -176,7 +180,11 @@ func (s *series) Inject(ctx context.Context) error {
 			if err := strike(ctx, f, hold); err != nil {
 				errs = append(errs, err)
 			}
-			if !sleep(ctx, s.rest) {
+			rest := s.rest
+			if s.period > 0 {
+				rest = time.Until(begin.Add(time.Duration(i+1) * s.period))
+			}
+			if !sleep(ctx, rest) {
 				break
 			}
 		}

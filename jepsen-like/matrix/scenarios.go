@@ -211,7 +211,7 @@ func (c *cell) repeated(faults ...chaos.Fault) chaos.Step {
 	t := c.timing
 	window := t.Duration - t.Lease/4 - t.start()
 	period := window / RepeatEvents
-	s := &series{name: c.sc.ID, rest: period * 2 / 5, n: RepeatEvents,
+	s := &series{name: c.sc.ID, period: period, n: RepeatEvents,
 		// Room for the late heals of a loaded machine to add up.
 		until: window + t.Lease/8,
 		next:  func(int) (chaos.Fault, time.Duration) { return c.faults(faults...), period * 3 / 5 }}
@@ -419,7 +419,7 @@ var Scenarios = []Scenario{
 		Summary: "a client is stalled for longer than the lease between a node's grant and its use (a pause after the reply arrived); " +
 			"meanwhile its keys expire and another worker takes the lock and holds it; again and again (short lease)",
 		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 4, DurationMul: 1.5},
+		Pace:       &Pace{LeaseDiv: 4, DurationMul: 1.7},
 		Expect: func(m Mode) Expectation {
 			return safe(ClaimStalledAcquire, "the acquisition took longer than the TTL minus the drift allowance: no validity is left, the grant is given back")
 		},
