@@ -62,6 +62,12 @@ type Gate interface {
 
 type leaseUntilKey struct{}
 
+// WithLeaseUntil returns ctx carrying a lease's validity deadline, as the
+// workload hands it to a Gate (for gates' tests).
+func WithLeaseUntil(ctx context.Context, until time.Time) context.Context {
+	return context.WithValue(ctx, leaseUntilKey{}, until)
+}
+
 // LeaseUntil returns the validity deadline of the lease a worker waiting at
 // a Gate holds (zero when its lease reports none, or ctx is not a
 // worker's).
@@ -259,7 +265,7 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	if u := lease.Until(); (u.IsZero() || time.Now().Before(u)) && !closed(done) {
 		// ...and can still be paused right after the check.
 		if r.w.Gate != nil {
-			_ = r.w.Gate.Wait(context.WithValue(context.WithoutCancel(ctx), leaseUntilKey{}, u))
+			_ = r.w.Gate.Wait(WithLeaseUntil(context.WithoutCancel(ctx), u))
 		}
 		_ = r.res.Write(r.w.ID, id, v+1, uint64(max(lease.Token(), 0))) // a rejection is recorded
 	}
