@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -47,6 +48,21 @@ func (r recorded) Recover(ctx context.Context) error {
 	call.Ok()
 	return nil
 }
+
+// counted counts f's injections in n.
+type counted struct {
+	f chaos.Fault
+	n *atomic.Int64
+}
+
+func (c counted) String() string { return c.f.String() }
+
+func (c counted) Inject(ctx context.Context) error {
+	c.n.Add(1)
+	return c.f.Inject(ctx)
+}
+
+func (c counted) Recover(ctx context.Context) error { return c.f.Recover(ctx) }
 
 // failover is a split-brain failover of a group: the master is cut off from
 // its replica, the replica is promoted, and the connections to the old
@@ -140,41 +156,55 @@ func (p *pin) options() *redis.Options {
 // held for the hold next gives after its Inject returned, then recovered,
 // then rest. With period set, strike i starts period·i after the first
 // instead (at once if the previous one ran late), so that slow injects and
-// heals do not add up. A strike starts only if its hold ends before until. Recover stops the series
-// (recovering the strike in progress at once) and returns the strikes'
-// errors. The series itself is not a fault event: its strikes are.
+// heals do not add up. A strike starts only if its hold ends before
+// until — or, while fewer than min strikes were made, before limit: on a
+// loaded machine strikes take longer, and the cell's workers run on until
+// the series is done (cell.repeaters). Recover waits for the series to end
+// (stopping it, the strike in progress recovered at once, if its ctx ends
+// first) and returns the strikes' errors. The series itself is not a fault
+// event: its strikes are.
 type series struct {
 	name        string
 	next        func(i int) (f chaos.Fault, hold time.Duration)
 	rest, until time.Duration
 	period      time.Duration
-	n           int
+	n, min      int
+	limit       time.Duration
+	done        chan struct{} // made by newSeries, closed when it ends
+	stop        context.CancelFunc
+	started     bool
+	err         error
+	strikes     int
+	overtime    bool // strikes started after until, to reach min
+}
 
-	stop    context.CancelFunc
-	done    chan struct{}
-	err     error
-	strikes int
+func newSeries(s *series) *series {
+	s.done = make(chan struct{})
+	return s
 }
 
 func (s *series) String() string { return s.name }
 
 func (s *series) Inject(ctx context.Context) error {
-	if s.done != nil {
+	if s.started {
 		return fmt.Errorf("matrix: series %s injected twice", s.name)
 	}
-	// Inject's context ends when Inject returns; the series runs until
-	// Recover.
+	s.started = true
+	// Inject's context ends when Inject returns; the series runs on its
+	// own until it is done.
 	ctx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
-	s.done = make(chan struct{})
 	begin := time.Now()
-	end := begin.Add(s.until)
+	end, limit := begin.Add(s.until), begin.Add(max(s.limit, s.until))
 	go func() {
 		defer close(s.done)
 		var errs []error
 		for i := 0; ctx.Err() == nil && (s.n <= 0 || i < s.n); i++ {
 			f, hold := s.next(i)
-			if time.Now().Add(hold).After(end) {
-				break
+			if over := time.Now().Add(hold); over.After(end) {
+				if s.strikes >= s.min || over.After(limit) {
+					break
+				}
+				s.overtime = true
 			}
 			s.strikes++
 			if err := strike(ctx, f, hold); err != nil {
@@ -208,12 +238,17 @@ func strike(ctx context.Context, f chaos.Fault, hold time.Duration) error {
 	return errors.Join(errIn, f.Recover(rctx))
 }
 
-func (s *series) Recover(context.Context) error {
-	if s.done == nil {
+func (s *series) Recover(ctx context.Context) error {
+	if !s.started {
 		return nil
 	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.stop()
+		<-s.done
+	}
 	s.stop()
-	<-s.done
 	return s.err
 }
 

@@ -159,11 +159,11 @@ func (f *countingFault) Recover(context.Context) error {
 func TestSeries(t *testing.T) {
 	f := &countingFault{}
 	var asked []int
-	s := &series{name: "test", rest: time.Millisecond, until: time.Hour,
+	s := newSeries(&series{name: "test", rest: time.Millisecond, until: time.Hour,
 		next: func(i int) (chaos.Fault, time.Duration) {
 			asked = append(asked, i)
 			return f, time.Millisecond
-		}}
+		}})
 	if err := s.Inject(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,10 @@ func TestSeries(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := s.Recover(t.Context()); err != nil {
+	// Recover waits for the series to end; a context that ends stops it.
+	stop, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.Recover(stop); err != nil {
 		t.Fatal(err)
 	}
 	if f.max != 1 || f.in != 0 || f.injected != f.recovered || f.injected != s.strikes {
@@ -192,22 +195,31 @@ func TestSeries(t *testing.T) {
 	}
 	// A series of n strikes stops after the n-th.
 	h := &countingFault{}
-	two := &series{name: "two", n: 2, until: time.Hour, next: func(int) (chaos.Fault, time.Duration) { return h, 0 }}
+	two := newSeries(&series{name: "two", n: 2, until: time.Hour, next: func(int) (chaos.Fault, time.Duration) { return h, 0 }})
 	if err := two.Inject(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	<-two.done
 	if err := two.Recover(t.Context()); err != nil || h.injected != 2 || h.recovered != 2 || two.strikes != 2 {
 		t.Errorf("a series of 2: %d injected, %d recovered, %d counted, err %v", h.injected, h.recovered, two.strikes, err)
 	}
 	// A strike whose hold would end after until does not start.
 	g := &countingFault{}
-	late := &series{name: "late", until: time.Millisecond, next: func(int) (chaos.Fault, time.Duration) { return g, time.Hour }}
+	late := newSeries(&series{name: "late", until: time.Millisecond, next: func(int) (chaos.Fault, time.Duration) { return g, time.Hour }})
 	if err := late.Inject(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := late.Recover(t.Context()); err != nil || g.injected != 0 || late.strikes != 0 {
 		t.Errorf("a strike that does not fit: %d injected, %d counted, err %v", g.injected, late.strikes, err)
+	}
+	// Short of min strikes, a series strikes on after until, up to limit.
+	k := &countingFault{}
+	over := newSeries(&series{name: "over", until: time.Nanosecond, min: 3, limit: time.Hour,
+		next: func(int) (chaos.Fault, time.Duration) { return k, 0 }})
+	if err := over.Inject(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := over.Recover(t.Context()); err != nil || k.injected != 3 || over.strikes != 3 || !over.overtime {
+		t.Errorf("a series short of its minimum: %d injected, %d counted, overtime %v, err %v", k.injected, over.strikes, over.overtime, err)
 	}
 }
 

@@ -272,12 +272,16 @@ func foldSeeds(rs []report.Result, seeds []int64) report.Result {
 
 // cell is the state of one running cell.
 type cell struct {
-	mode    Mode
-	sc      Scenario
-	timing  Timing
-	cluster *chaos.Cluster
-	rec     *history.Recorder
-	seed    uint64
+	// repeaters close when a repeating fault source (a series, the
+	// nemesis) is done; the workers run on past the duration until they
+	// all are (at most twice the duration).
+	repeaters []<-chan struct{}
+	mode      Mode
+	sc        Scenario
+	timing    Timing
+	cluster   *chaos.Cluster
+	rec       *history.Recorder
+	seed      uint64
 }
 
 // RunCell runs one cell on a fresh cluster and checks its history. The row
@@ -301,7 +305,10 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
 	}
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(ct.Lease/4))
+	// The grace for a lease's loss signal is about scheduling, not the
+	// lease: a quarter of the run's lease, also in a paced cell (a quarter
+	// of a 250 ms lease was outrun by timers firing late at load 16).
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)
@@ -508,8 +515,18 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 
 	// The faults run next to the workers; the workers stop at Duration,
 	// by when every fault of the plan has healed.
-	wctx, wcancel := context.WithTimeout(ctx, t.Duration)
+	if p.nemesis != nil {
+		p.nemesisDone = make(chan struct{})
+		cc.repeaters = append(cc.repeaters, p.nemesisDone)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
+	go func() {
+		defer wcancel()
+		if sleep(wctx, t.Duration) {
+			cc.waitRepeaters(wctx)
+		}
+	}()
 	faultErr := make(chan error, 1)
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
 	werr := workload.Run(wctx, rec, res, workers, workload.Config{
@@ -603,6 +620,9 @@ func (c *cell) runFaults(ctx context.Context, p plan) error {
 	}
 	if p.nemesis != nil {
 		wg.Go(func() {
+			if p.nemesisDone != nil {
+				defer close(p.nemesisDone)
+			}
 			t := time.NewTimer(p.nemesisFrom)
 			select {
 			case <-t.C:
@@ -610,13 +630,63 @@ func (c *cell) runFaults(ctx context.Context, p plan) error {
 				t.Stop()
 				return
 			}
-			nctx, cancel := context.WithTimeout(ctx, p.nemesisTo-p.nemesisFrom)
+			// The nemesis stops at nemesisTo once it made RepeatEvents
+			// moves, or later when it has not yet (a loaded machine),
+			// at the latest at the cell's overtime.
+			nctx, cancel := context.WithCancel(ctx)
 			defer cancel()
+			go func() {
+				defer cancel()
+				if !sleep(nctx, p.nemesisTo-p.nemesisFrom) {
+					return
+				}
+				limit := time.NewTimer(max(c.overtime()-p.nemesisTo, 0))
+				defer limit.Stop()
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for p.moves != nil && p.moves.Load() < RepeatEvents {
+					select {
+					case <-tick.C:
+					case <-limit.C:
+						return
+					case <-nctx.Done():
+						return
+					}
+				}
+			}()
 			nerr = p.nemesis.Run(nctx)
 		})
 	}
 	wg.Wait()
 	return errors.Join(serr, nerr)
+}
+
+// waitRepeaters waits, once the workers' duration is over, for every
+// repeating fault source to be done, at most another duration; when it
+// waited, the workers go on for a quarter lease after the last one ended
+// (as the faults of a plan end a quarter lease before the duration).
+func (c *cell) waitRepeaters(ctx context.Context) {
+	limit := time.NewTimer(c.timing.Duration)
+	defer limit.Stop()
+	waited := false
+	for _, done := range c.repeaters {
+		select {
+		case <-done:
+			continue
+		default:
+		}
+		waited = true
+		select {
+		case <-done:
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	if waited {
+		sleep(ctx, c.timing.Lease/4)
+	}
 }
 
 // healAll recovers faults, on a fresh bounded context.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -94,7 +95,12 @@ type plan struct {
 	// nemesis, if set, runs from nemesisFrom until nemesisTo.
 	nemesis                *chaos.Nemesis
 	nemesisFrom, nemesisTo time.Duration
-	gates                  map[int]workload.Gate
+	// moves counts the nemesis's injections (it runs past nemesisTo until
+	// RepeatEvents, up to the cell's overtime); nemesisDone closes when it
+	// stopped.
+	moves       *atomic.Int64
+	nemesisDone chan struct{}
+	gates       map[int]workload.Gate
 	// watchdog: leases are renewed while held instead of fixed.
 	watchdog bool
 	// hooks, if set, gives worker w's connections a go-redis hook.
@@ -211,11 +217,11 @@ func (c *cell) repeated(faults ...chaos.Fault) chaos.Step {
 	t := c.timing
 	window := t.Duration - t.Lease/4 - t.start()
 	period := window / RepeatEvents
-	s := &series{name: c.sc.ID, period: period, n: RepeatEvents,
-		// Room for the late heals of a loaded machine to add up.
-		until: window + t.Lease/8,
-		next:  func(int) (chaos.Fault, time.Duration) { return c.faults(faults...), period * 3 / 5 }}
-	return chaos.Step{At: t.start(), Hold: s.until, Fault: s}
+	s := newSeries(&series{name: c.sc.ID, period: period, n: RepeatEvents, min: RepeatEvents,
+		until: window, limit: c.overtime() - t.start(),
+		next: func(int) (chaos.Fault, time.Duration) { return c.faults(faults...), period * 3 / 5 }})
+	c.repeaters = append(c.repeaters, s.done)
+	return chaos.Step{At: t.start(), Fault: s} // Recover waits for the series
 }
 
 // strikes is a schedule step that strikes again and again, one strike at
@@ -225,9 +231,16 @@ func (c *cell) repeated(faults ...chaos.Fault) chaos.Step {
 func (c *cell) strikes(rest time.Duration, next func(i int) (chaos.Fault, time.Duration)) chaos.Step {
 	t := c.timing
 	from := t.Lease
-	s := &series{name: c.sc.ID, next: next, rest: rest, until: t.Duration - t.Lease/4 - from}
-	return chaos.Step{At: from, Hold: s.until, Fault: s}
+	s := newSeries(&series{name: c.sc.ID, next: next, rest: rest, until: t.Duration - t.Lease/4 - from,
+		min: RepeatEvents, limit: c.overtime() - from})
+	c.repeaters = append(c.repeaters, s.done)
+	return chaos.Step{At: from, Fault: s} // Recover waits for the series
 }
+
+// overtime is the latest a series may strike, from the workers' start, to
+// reach RepeatEvents strikes when a loaded machine slowed them down: the
+// cell then runs on past its duration, up to twice it.
+func (c *cell) overtime() time.Duration { return 2*c.timing.Duration - c.timing.Lease/4 }
 
 // strikeRest is the healthy time between two strikes of a series: long
 // enough for the workers to take the lock a few times.
@@ -799,8 +812,9 @@ func randomPlan(c *cell) (plan, error) {
 		faults = append(faults, &failover{g: g, pin: pn}, &failover{g: g, pin: pn}, &chaos.CutLink{Group: g})
 		nodes = splitGroup(g, pn)
 	}
+	moves := &atomic.Int64{}
 	for i, f := range faults {
-		faults[i] = record(c.rec, f)
+		faults[i] = counted{f: record(c.rec, f), n: moves}
 	}
 	return plan{
 		nodes: nodes,
@@ -809,6 +823,7 @@ func randomPlan(c *cell) (plan, error) {
 			Rest: chaos.Range{Min: t.Lease / 5, Max: t.Lease / 2}},
 		nemesisFrom: t.Duration / 10,
 		nemesisTo:   t.Duration - t.Lease/4,
+		moves:       moves,
 	}, nil
 }
 
