@@ -14,7 +14,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
-// Faults injected together are one event, strikes apart are one each, the
+// Faults injected together (overlapping) are one event, strikes apart are one each, the
 // whole-run settings are none, and held critical sections count only in a
 // cell whose faults are all settings.
 func TestFaultEvents(t *testing.T) {
@@ -59,6 +59,10 @@ func TestFaultEvents(t *testing.T) {
 			{"crash(n1)", 500 * ms, 550 * ms}, {"crash(n2)", 501 * ms, 550 * ms}, {"crash(n3)", 500 * ms, 550 * ms},
 			{checker.HeldSection, 99 * ms, 200 * ms}, {checker.HeldSection, 299 * ms, 400 * ms},
 		}, nil, 3},
+		{"faults injected together start apart on a loaded machine", []win{
+			{"partition(m0)", 100 * ms, 235 * ms}, {"partition(m1)", 160 * ms, 236 * ms},
+			{"partition(m0)", 325 * ms, 460 * ms}, {"partition(m1)", 326 * ms, 460 * ms},
+		}, nil, 2},
 		{"a setting is not an event", []win{
 			{"partition(a)", 0, 3000 * ms}, {"clock-jump(c)", 500 * ms, 501 * ms}, {"clock-jump(c)", 900 * ms, 901 * ms},
 		}, []string{"partition(a)"}, 2},

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -322,45 +323,43 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	return res.WithTimeline(h), h, nil
 }
 
-// faultEventGap: fault windows that begin within it of an event's first
-// window belong to that event (faults injected together, each from a
-// goroutine of its own). Strikes of one cell are further apart than this:
-// a series rests a quarter lease (≥ 50 ms), repeated faults heal for 40 %
-// of a period (≥ 90 ms), a nemesis rests a fifth of a lease.
-const faultEventGap = 25 * time.Millisecond
-
-// FaultEvents counts the fault events of a history: the fault windows
-// that began at least faultEventGap after the previous event began,
-// leaving out the held critical sections (checker.HeldSection) and the
-// windows named in settings (whole-run conditions: a clock rate, a split).
-// In a cell whose faults are all settings, each held critical section
-// under them is an event: the moment the setting is tested.
+// FaultEvents counts the fault events of a history: the groups of fault
+// windows that overlap one another (faults injected together, such as a
+// majority crashed at once, are one event however late each goroutine
+// started), leaving out the held critical sections (checker.HeldSection)
+// and the windows named in settings (whole-run conditions: a clock rate, a
+// split). Strikes are apart: a series heals before it rests, repeated
+// faults heal for 40 % of their slot, a nemesis rests between moves. In a
+// cell whose faults are all settings, each held critical section under
+// them is an event: the moment the setting is tested.
 func FaultEvents(h history.History, settings []string) int {
 	skip := map[string]bool{}
 	for _, s := range settings {
 		skip[s] = true
 	}
-	var starts, held []time.Duration
+	var wins, held []checker.Window
 	for _, w := range checker.Windows(h) {
 		switch {
 		case skip[w.Name]:
 		case w.Name == checker.HeldSection:
-			held = append(held, w.Start)
+			held = append(held, w)
 		default:
-			starts = append(starts, w.Start)
+			wins = append(wins, w)
 		}
 	}
-	if len(starts) == 0 {
-		starts = held
+	if len(wins) == 0 {
+		wins = held
 	}
-	slices.Sort(starts)
+	slices.SortFunc(wins, func(a, b checker.Window) int { return cmp.Compare(a.Start, b.Start) })
 	n := 0
-	var last time.Duration
-	for i, s := range starts {
-		if i == 0 || s-last >= faultEventGap {
+	var end time.Duration
+	for i, w := range wins {
+		if i == 0 || w.Start > end {
 			n++
-			last = s
+			end = w.End
+			continue
 		}
+		end = max(end, w.End)
 	}
 	return n
 }
