@@ -46,7 +46,7 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the run's random choices (work and think times, the random scenario's nemesis); each row prints the command that replays its cell")
 	fs.IntVar(&o.Seeds, "seeds", 1, "run every expected-unsafe cell under this many seeds (--seed, --seed+1, …) and report in how many it reproduced (k/n); expected-safe cells run once")
 	fs.BoolVar(&o.UnsafeOnly, "unsafe-only", false, "run only the cells expected unsafe (with --seeds: the k-of-n table alone)")
-	fs.BoolVar(&o.Quick, "quick", false, "short cells: the whole matrix in about 3½ minutes on 2 cores")
+	fs.BoolVar(&o.Quick, "quick", false, "short cells (3 s, 1 s lease; scenarios whose strikes outlast the lease: a 250 ms lease, longer cells): the whole matrix in about 5 minutes on 2 cores")
 	fs.IntVar(&o.Parallel, "parallel", 2, "cells run at once (each on its own cluster)")
 	fs.StringVar(&o.HTML, "html", "", "write the HTML report (summary grid, a timeline per cell in FILE's -timelines directory, loaded lazily) to this file")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON results to this file")
