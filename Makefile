@@ -51,9 +51,10 @@ mutants: deps-redis
 mutants-quick: deps-redis
 	go run ./cmd/quorumlock chaos --mutants --mutant unlock-without-owner-check,no-validity-check,watchdog-silent
 
-# The form CI runs (.ci/run, about 2 minutes): the three mutants the quick
-# matrix kills by dozens to hundreds of violations, so a survivor is a
-# broken matrix and not a quiet run; the others are killed by as few as one
-# event per cell and stay in make mutants.
+# The form CI runs (.ci/run, about 2 minutes on a quiet machine): the three
+# mutants the quick matrix kills by dozens to hundreds of violations, so a
+# survivor is a broken matrix and not a quiet run; the others are killed by
+# a handful (3-10 with ten strikes per cell) or need libfaketime, and stay
+# in make mutants.
 mutants-ci: deps-redis
 	go run ./cmd/quorumlock chaos --mutants --mutant quorum-of-1,unlock-without-owner-check,token-from-first-node
