@@ -28,6 +28,8 @@ type Options struct {
 	Duration, Lease  time.Duration
 	Workers          int
 	Seed             int64
+	Seeds            int
+	UnsafeOnly       bool
 	Quick            bool
 	Parallel         int
 	HTML, JSON, MD   string
@@ -42,7 +44,9 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Lease, "lease", 0, "the workload's lease time, also the max TTL of delayed restarts (default 2s, 1s with --quick)")
 	fs.IntVar(&o.Workers, "workers", 0, "workers per cell, each with its own lock client (default 4)")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the run's random choices (work and think times, the random scenario's nemesis); each row prints the command that replays its cell")
-	fs.BoolVar(&o.Quick, "quick", false, "short cells: the whole matrix in about 3½ minutes on 2 cores")
+	fs.IntVar(&o.Seeds, "seeds", 1, "run every expected-unsafe cell under this many seeds (--seed, --seed+1, …) and report in how many it reproduced (k/n); expected-safe cells run once")
+	fs.BoolVar(&o.UnsafeOnly, "unsafe-only", false, "run only the cells expected unsafe (with --seeds: the k-of-n table alone)")
+	fs.BoolVar(&o.Quick, "quick", false, "short cells (3 s, 1 s lease; scenarios whose strikes outlast the lease: a 250 ms lease, longer cells): the whole matrix in about 5 minutes on 2 cores")
 	fs.IntVar(&o.Parallel, "parallel", 2, "cells run at once (each on its own cluster)")
 	fs.StringVar(&o.HTML, "html", "", "write the HTML report (summary grid, a timeline per cell in FILE's -timelines directory, loaded lazily) to this file")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON results to this file")
@@ -84,7 +88,10 @@ func (o Options) Config(modes []Mode, scenarios []Scenario) (Config, error) {
 	if o.Parallel < 1 {
 		return Config{}, fmt.Errorf("%w: --parallel must be at least 1, got %d", ErrUsage, o.Parallel)
 	}
-	return Config{Modes: ms, Scenarios: ss, Timing: t, Seed: o.Seed, Parallel: o.Parallel}, nil
+	if o.Seeds < 0 {
+		return Config{}, fmt.Errorf("%w: --seeds must be at least 1, got %d", ErrUsage, o.Seeds)
+	}
+	return Config{Modes: ms, Scenarios: ss, Timing: t, Seed: o.Seed, Seeds: max(o.Seeds, 1), UnsafeOnly: o.UnsafeOnly, Parallel: o.Parallel}, nil
 }
 
 // Main runs the matrix the options ask for: a progress line per cell to
@@ -99,12 +106,22 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 	if o.List {
 		return List(stdout, cfg.Modes, cfg.Scenarios)
 	}
-	cells := Cells(cfg.Modes, cfg.Scenarios)
+	cells := cfg.cells()
 	start := time.Now()
-	fmt.Fprintf(progress, "%d cells (%d modes × %d scenarios, where they apply), %v per cell, lease %v, %d workers, seed %d, %d at a time\n",
+	fmt.Fprintf(progress, "%d cells (%d modes × %d scenarios, where they apply), %v per cell, lease %v (paced scenarios: shorter lease, longer cells), %d workers, seed %d, %d at a time\n",
 		len(cells), len(cfg.Modes), len(cfg.Scenarios), cfg.Timing.Duration, cfg.Timing.Lease, cfg.Timing.Workers, cfg.Seed, cfg.Parallel)
+	if cfg.Seeds > 1 {
+		unsafe := 0
+		for _, c := range cells {
+			if !c.Expect().Safe {
+				unsafe++
+			}
+		}
+		fmt.Fprintf(progress, "and the %d expected-unsafe cells under %d more seeds (%d to %d): %d runs\n",
+			unsafe, cfg.Seeds-1, cfg.Seed+1, cfg.Seed+int64(cfg.Seeds)-1, len(cells)+unsafe*(cfg.Seeds-1))
+	}
 	done := 0
-	width := len(fmt.Sprint(len(cells)))
+	width := len(fmt.Sprint(len(cells) * cfg.Seeds))
 	cfg.Progress = func(p Progress) {
 		if !p.Done {
 			return
@@ -112,13 +129,17 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 		done++
 		elapsed := time.Since(start)
 		eta := time.Duration(float64(elapsed) / float64(done) * float64(p.Total-done))
-		line := fmt.Sprintf("[%*d/%d] %-44s %5.1fs", width, done, p.Total, p.Cell.String(), p.Elapsed.Seconds())
+		name := p.Cell.String()
+		if p.Seed != cfg.Seed {
+			name += fmt.Sprintf(" seed %d", p.Seed)
+		}
+		line := fmt.Sprintf("[%*d/%d] %-44s %5.1fs", width, done, p.Total, name, p.Elapsed.Seconds())
 		if p.Err != nil {
 			line += "  ERROR " + p.Err.Error()
 		} else {
 			r := p.Result
-			line += fmt.Sprintf("  acq %d/%d  contested %d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
-				r.Acquisitions, r.Attempts, r.Contested, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
+			line += fmt.Sprintf("  events %d  acq %d/%d  contested %d  overlaps %d  lost %d  stale %d/%d  → %s (expected %s)",
+				r.FaultEvents, r.Acquisitions, r.Attempts, r.Contested, r.Violations, r.LostUpdates, r.StaleAccepted, r.StaleRejected,
 				r.Verdict, safeWord(r.ExpectedSafe))
 			if r.ExpectedSafe && r.Verdict == report.Refuted {
 				line += "  ✗ VIOLATION"

@@ -17,6 +17,10 @@ import (
 // of three to grant it with validity to spare on a loaded machine.
 const expiryRaceLease = 40 * time.Millisecond
 
+// lastMillisecond names the nemesis event of a contender's TryLock fired
+// in a key's last millisecond.
+const lastMillisecond = "expiry-race(last-ms TryLock)"
+
 // expiryRace is a stream of crashed holders and cron-style contenders, on
 // locks of their own (one name per round, next to the workers' lock): a
 // holder takes a free lock (the mode's own lock, so the fast path's SET NX
@@ -148,7 +152,12 @@ func (e *expiryRace) round(ctx context.Context, admin *redis.Client, holders, co
 		}
 	}
 	e.fired++
-	if _, err := ct.TryLock(ctx); err == nil {
+	// Each contender fired in the last millisecond is a fault event (the
+	// race's span, a setting, is not).
+	e.c.rec.NemesisStart(lastMillisecond).Ok()
+	_, terr := ct.TryLock(ctx)
+	e.c.rec.NemesisEnd(lastMillisecond).Ok()
+	if terr == nil {
 		e.contended++ // and abandoned as well
 	}
 	if pt, err := admin.PTTL(ctx, key).Result(); err == nil && pt == -1 {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
@@ -45,6 +49,21 @@ func (r recorded) Recover(ctx context.Context) error {
 	return nil
 }
 
+// counted counts f's injections in n.
+type counted struct {
+	f chaos.Fault
+	n *atomic.Int64
+}
+
+func (c counted) String() string { return c.f.String() }
+
+func (c counted) Inject(ctx context.Context) error {
+	c.n.Add(1)
+	return c.f.Inject(ctx)
+}
+
+func (c counted) Recover(ctx context.Context) error { return c.f.Recover(ctx) }
+
 // failover is a split-brain failover of a group: the master is cut off from
 // its replica, the replica is promoted, and the connections to the old
 // master are closed, so clients that follow the group's master reconnect to
@@ -52,9 +71,15 @@ func (r recorded) Recover(ctx context.Context) error {
 // reconnect to it and keep locking there. Recover heals the link and makes
 // the old master a replica of the new one (dropping what it accepted
 // meanwhile).
+//
+// With pin set, the clients that keep the old master's address dial pin's
+// node: Inject leaves it on the old master, Recover moves it to the new
+// one (and closes the connections to the demoted node), so every failover
+// of a series splits the clients again, not only every second one.
 type failover struct {
-	g *chaos.Group
-	p *chaos.Promote
+	g   *chaos.Group
+	pin *pin
+	p   *chaos.Promote
 }
 
 func (f *failover) String() string { return "failover(" + f.g.Name() + ")" }
@@ -64,6 +89,9 @@ func (f *failover) Inject(ctx context.Context) error {
 		return fmt.Errorf("matrix: %v injected twice", f)
 	}
 	old := f.g.Master()
+	if f.pin != nil {
+		f.pin.set(old)
+	}
 	p := &chaos.Promote{Group: f.g}
 	f.p = p
 	if err := p.Inject(ctx); err != nil {
@@ -78,7 +106,150 @@ func (f *failover) Recover(ctx context.Context) error {
 	}
 	p := f.p
 	f.p = nil
-	return p.Recover(ctx)
+	old := f.pin.get()
+	if err := p.Recover(ctx); err != nil || f.pin == nil {
+		return err
+	}
+	f.pin.set(f.g.Master())
+	if old == nil || old == f.g.Master() {
+		return nil
+	}
+	return old.Proxy().ResetConnections(ctx)
+}
+
+// pin is the node the clients pinned to "the master before the failover"
+// dial: the group's master, except during a split.
+type pin struct {
+	mu sync.Mutex
+	n  *chaos.Node
+}
+
+func (p *pin) get() *chaos.Node {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+func (p *pin) set(n *chaos.Node) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n = n
+}
+
+// options are client options that dial the pinned node, whichever it is
+// when the client (re)connects.
+func (p *pin) options() *redis.Options {
+	o := p.get().Options()
+	o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, p.get().Addr())
+	}
+	return o
+}
+
+// series strikes again and again, one strike at a time, from its Inject
+// until until has passed (or n strikes, if n > 0): strike i is next(i) — a
+// fresh fault, since gates, stalls and holders keep state per strike —
+// held for the hold next gives after its Inject returned, then recovered,
+// then rest. With period set, strike i starts period·i after the first
+// instead (at once if the previous one ran late), so that slow injects and
+// heals do not add up. A strike starts only if its hold ends before
+// until — or, while fewer than min strikes were made, before limit: on a
+// loaded machine strikes take longer, and the cell's workers run on until
+// the series is done (cell.repeaters). Recover waits for the series to end
+// (stopping it, the strike in progress recovered at once, if its ctx ends
+// first) and returns the strikes' errors. The series itself is not a fault
+// event: its strikes are.
+type series struct {
+	name        string
+	next        func(i int) (f chaos.Fault, hold time.Duration)
+	rest, until time.Duration
+	period      time.Duration
+	n, min      int
+	limit       time.Duration
+	done        chan struct{} // made by newSeries, closed when it ends
+	stop        context.CancelFunc
+	started     bool
+	err         error
+	strikes     int
+	overtime    bool // strikes started after until, to reach min
+}
+
+func newSeries(s *series) *series {
+	s.done = make(chan struct{})
+	return s
+}
+
+func (s *series) String() string { return s.name }
+
+func (s *series) Inject(ctx context.Context) error {
+	if s.started {
+		return fmt.Errorf("matrix: series %s injected twice", s.name)
+	}
+	s.started = true
+	// Inject's context ends when Inject returns; the series runs on its
+	// own until it is done.
+	ctx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+	begin := time.Now()
+	end, limit := begin.Add(s.until), begin.Add(max(s.limit, s.until))
+	go func() {
+		defer close(s.done)
+		var errs []error
+		for i := 0; ctx.Err() == nil && (s.n <= 0 || i < s.n); i++ {
+			f, hold := s.next(i)
+			if over := time.Now().Add(hold); over.After(end) {
+				if s.strikes >= s.min || over.After(limit) {
+					break
+				}
+				s.overtime = true
+			}
+			s.strikes++
+			if err := strike(ctx, f, hold); err != nil {
+				errs = append(errs, err)
+			}
+			rest := s.rest
+			if s.period > 0 {
+				rest = time.Until(begin.Add(time.Duration(i+1) * s.period))
+			}
+			if !sleep(ctx, rest) {
+				break
+			}
+		}
+		s.err = errors.Join(errs...)
+	}()
+	return nil
+}
+
+// strike injects f, holds it (cut short when ctx ends) and always recovers
+// it, Inject and Recover on detached bounded contexts (as a schedule step
+// does), so a stopped series never leaves a fault behind.
+func strike(ctx context.Context, f chaos.Fault, hold time.Duration) error {
+	ictx, icancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	errIn := f.Inject(ictx)
+	icancel()
+	if errIn == nil {
+		sleep(ctx, hold)
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer rcancel()
+	return errors.Join(errIn, f.Recover(rctx))
+}
+
+func (s *series) Recover(ctx context.Context) error {
+	if !s.started {
+		return nil
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.stop()
+		<-s.done
+	}
+	s.stop()
+	return s.err
 }
 
 // group runs faults together, all at once: Inject injects them in
@@ -116,6 +287,7 @@ func (g *group) Recover(ctx context.Context) error {
 type holdGate struct {
 	mu      sync.Mutex
 	armed   bool
+	need    time.Duration // pass holders whose lease has less left
 	holder  int
 	holding chan struct{} // closed when a worker waits at the gate
 	open    chan struct{} // closed to let it go
@@ -140,6 +312,12 @@ func (g *holdGate) waitAs(ctx context.Context, w int) error {
 		g.mu.Unlock()
 		return nil
 	}
+	if u := workload.LeaseUntil(ctx); g.need > 0 && !u.IsZero() && time.Until(u) < g.need {
+		// Its lease ends before the long section would: holding it
+		// would be a client pause, not a holder at work. The next one.
+		g.mu.Unlock()
+		return nil
+	}
 	g.armed = false
 	g.holder = w
 	close(g.holding)
@@ -153,12 +331,13 @@ func (g *holdGate) waitAs(ctx context.Context, w int) error {
 	}
 }
 
-// arm makes the next Wait block; the returned channel is closed when it
-// does.
-func (g *holdGate) arm() <-chan struct{} {
+// arm makes the next Wait block (of a worker whose lease has need left, if
+// need > 0); the returned channel is closed when it does.
+func (g *holdGate) arm(need time.Duration) <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.armed = true
+	g.need = need
 	g.holder = -1
 	g.holding = make(chan struct{})
 	g.open = make(chan struct{})
@@ -196,8 +375,11 @@ type whileHolding struct {
 	f          chaos.Fault
 	pick       func(holder int) chaos.Fault
 	wait, slow time.Duration
-	rec        *history.Recorder
-	name       string
+	// need, if positive, is the validity a holder's lease must have left
+	// for the gate to hold it (a section meant to end inside the lease).
+	need time.Duration
+	rec  *history.Recorder
+	name string
 
 	mu    sync.Mutex
 	timer *time.Timer
@@ -213,7 +395,7 @@ func (w *whileHolding) String() string {
 }
 
 func (w *whileHolding) Inject(ctx context.Context) error {
-	holding := w.gate.arm()
+	holding := w.gate.arm(w.need)
 	t := time.NewTimer(w.wait)
 	held := false
 	select {
@@ -311,7 +493,7 @@ func (h *handover) String() string { return "client-pause(holder)" }
 
 func (h *handover) Inject(ctx context.Context) error {
 	h.done = make(chan struct{})
-	holding := h.paused.arm()
+	holding := h.paused.arm(0) // paused past its lease on purpose
 	t := time.NewTimer(h.wait)
 	defer t.Stop()
 	select {
@@ -332,7 +514,7 @@ func (h *handover) Inject(ctx context.Context) error {
 	go func() {
 		defer close(h.done)
 		sleep(ctx, h.pause)
-		second := h.next.arm()
+		second := h.next.arm(h.slow + h.slow/10)
 		t := time.NewTimer(h.pause)
 		got := false
 		select {

@@ -10,6 +10,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 type quiet struct{}
@@ -190,5 +191,49 @@ func TestWhileHoldingPicksTheHolder(t *testing.T) {
 	}
 	if len(faults) != 1 {
 		t.Errorf("a fault was picked without a holder: %v", faults)
+	}
+}
+
+// A gate armed with a need holds only a worker whose lease has that much
+// left: one about to expire passes (and the gate stays armed), one with
+// time to spare is held; a worker whose lease says nothing is held.
+func TestHoldGateNeedsLease(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		until time.Time
+		held  bool
+	}{
+		{"short lease passes", time.Now().Add(10 * time.Millisecond), false},
+		{"long lease is held", time.Now().Add(time.Hour), true},
+		{"no deadline is held", time.Time{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &holdGate{}
+			holding := g.arm(time.Minute)
+			ctx := workload.WithLeaseUntil(t.Context(), tc.until)
+			done := make(chan error, 1)
+			go func() { done <- g.For(1).Wait(ctx) }()
+			select {
+			case <-holding:
+				if !tc.held {
+					t.Fatal("held a worker whose lease ends before the section would")
+				}
+				g.release()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+			case err := <-done:
+				if tc.held {
+					t.Fatalf("passed a worker it should hold (%v)", err)
+				}
+				g.mu.Lock()
+				armed := g.armed
+				g.mu.Unlock()
+				if !armed {
+					t.Fatal("the gate disarmed for a worker it let through")
+				}
+				g.release()
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 package matrix
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +68,12 @@ type Config struct {
 	Seed int64
 	// Parallel is how many cells run at once (default 1).
 	Parallel int
+	// Seeds, when above 1, runs every expected-unsafe cell that many
+	// times, under seeds Seed, Seed+1, …, and reports in how many it
+	// reproduced (report.Result.Seeds); expected-safe cells run once.
+	Seeds int
+	// UnsafeOnly runs only the cells expected unsafe.
+	UnsafeOnly bool
 	// CheckTimeout bounds each linearizability check (default 5 s).
 	CheckTimeout time.Duration
 	// Progress, if set, is called when a cell starts and when it ends;
@@ -73,12 +81,24 @@ type Config struct {
 	Progress func(Progress)
 }
 
+// cells are the cells the run covers.
+func (cfg Config) cells() []Cell {
+	cells := Cells(cfg.Modes, cfg.Scenarios)
+	if cfg.UnsafeOnly {
+		cells = slices.DeleteFunc(cells, func(c Cell) bool { return c.Expect().Safe })
+	}
+	return cells
+}
+
 // Progress reports one cell starting (Done false) or ending.
 type Progress struct {
-	// Index is the cell's 0-based position; Total the number of cells.
+	// Index is the run's 0-based position; Total the number of runs
+	// (cells, and the extra seeds of expected-unsafe cells).
 	Index, Total int
 	Cell         Cell
-	Done         bool
+	// Seed is the run seed the cell ran with.
+	Seed int64
+	Done bool
 	// Elapsed is the cell's wall time (when Done).
 	Elapsed time.Duration
 	// Result is the cell's row (when Done without Err).
@@ -118,18 +138,35 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	if err := cfg.Timing.Validate(); err != nil {
 		return Outcome{}, err
 	}
-	cells := Cells(cfg.Modes, cfg.Scenarios)
+	cells := cfg.cells()
 	if len(cells) == 0 {
-		return Outcome{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes")
+		return Outcome{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes (or none is expected unsafe)")
 	}
 	par := max(cfg.Parallel, 1)
+	// The cells under the run's seed, then the expected-unsafe ones under
+	// each further seed.
+	type job struct {
+		cell int
+		seed int64
+	}
+	var jobs []job
+	for i := range cells {
+		jobs = append(jobs, job{i, cfg.Seed})
+	}
+	for k := 1; k < cfg.Seeds; k++ {
+		for i, c := range cells {
+			if !c.Expect().Safe {
+				jobs = append(jobs, job{i, cfg.Seed + int64(k)})
+			}
+		}
+	}
 	type slot struct {
 		res  report.Result
 		h    history.History
 		err  error
 		done bool
 	}
-	slots := make([]slot, len(cells))
+	slots := make([]slot, len(jobs))
 	var mu sync.Mutex // serialises Progress
 	progress := func(p Progress) {
 		if cfg.Progress != nil {
@@ -143,17 +180,22 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	for range par {
 		wg.Go(func() {
 			for i := range next {
-				c := cells[i]
-				progress(Progress{Index: i, Total: len(cells), Cell: c})
+				j := jobs[i]
+				c := cells[j.cell]
+				progress(Progress{Index: i, Total: len(jobs), Cell: c, Seed: j.seed})
 				start := time.Now()
-				res, h, err := RunCell(ctx, c, cfg.Timing, cfg.Seed, cfg.CheckTimeout)
+				res, h, err := RunCell(ctx, c, cfg.Timing, j.seed, cfg.CheckTimeout)
+				if j.seed != cfg.Seed {
+					h = history.History{} // only the run's own seed keeps its history
+					res.Timeline = nil
+				}
 				slots[i] = slot{res: res, h: h, err: err, done: true}
-				progress(Progress{Index: i, Total: len(cells), Cell: c, Done: true, Elapsed: time.Since(start), Result: res, Err: err})
+				progress(Progress{Index: i, Total: len(jobs), Cell: c, Seed: j.seed, Done: true, Elapsed: time.Since(start), Result: res, Err: err})
 			}
 		})
 	}
 feed:
-	for i := range cells {
+	for i := range jobs {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -163,49 +205,114 @@ feed:
 	close(next)
 	wg.Wait()
 
-	out := Outcome{Matrix: report.Matrix{Seed: cfg.Seed}}
+	// Fold the further seeds into their cell's row.
+	type seeded struct {
+		seed int64
+		res  report.Result
+	}
+	extra := map[int][]seeded{}
+	var extraErrs []error
 	for i, s := range slots {
+		j := jobs[i]
+		switch {
+		case j.seed == cfg.Seed || !s.done:
+		case s.err != nil:
+			extraErrs = append(extraErrs, fmt.Errorf("%v, seed %d: %w", cells[j.cell], j.seed, s.err))
+		default:
+			extra[j.cell] = append(extra[j.cell], seeded{j.seed, s.res})
+		}
+	}
+	out := Outcome{Matrix: report.Matrix{Seed: cfg.Seed}}
+	for i, s := range slots[:len(cells)] {
 		switch {
 		case !s.done:
 		case s.err != nil:
 			out.Errors = append(out.Errors, fmt.Errorf("%v: %w", cells[i], s.err))
 		default:
-			out.Matrix.Results = append(out.Matrix.Results, s.res)
+			res := s.res
+			if cfg.Seeds > 1 && !cells[i].Expect().Safe {
+				rs, seeds := []report.Result{res}, []int64{cfg.Seed}
+				for _, e := range extra[i] {
+					rs, seeds = append(rs, e.res), append(seeds, e.seed)
+				}
+				res = foldSeeds(rs, seeds)
+			}
+			out.Matrix.Results = append(out.Matrix.Results, res)
 			out.Histories = append(out.Histories, s.h)
 		}
 	}
+	out.Errors = append(out.Errors, extraErrs...)
 	return out, ctx.Err()
+}
+
+// foldSeeds folds the runs rs of one cell under seeds (the run's own
+// first) into the first one's row: how many reproduced the expectation,
+// under which seeds, and whatever any of them broke (a property broken
+// under any seed fails the run).
+func foldSeeds(rs []report.Result, seeds []int64) report.Result {
+	row := rs[0]
+	row.Seeds = len(rs)
+	row.SeedsReproduced = 0
+	var in []string
+	for i, r := range rs {
+		if r.Verdict == report.Reproduced {
+			row.SeedsReproduced++
+			in = append(in, fmt.Sprint(seeds[i]))
+		}
+		if i == 0 {
+			continue
+		}
+		if r.Broken != "" {
+			row.Broken = strings.TrimPrefix(row.Broken+fmt.Sprintf("; seed %d: %s", seeds[i], r.Broken), "; ")
+		}
+		row.KeysWithoutExpiry += r.KeysWithoutExpiry
+	}
+	row.ReproducedIn = strings.Join(in, ",")
+	return row
 }
 
 // cell is the state of one running cell.
 type cell struct {
-	mode    Mode
-	sc      Scenario
-	timing  Timing
-	cluster *chaos.Cluster
-	rec     *history.Recorder
-	seed    uint64
+	// repeaters close when a repeating fault source (a series, the
+	// nemesis) is done; the workers run on past the duration until they
+	// all are (at most twice the duration).
+	repeaters []<-chan struct{}
+	mode      Mode
+	sc        Scenario
+	timing    Timing
+	cluster   *chaos.Cluster
+	rec       *history.Recorder
+	seed      uint64
 }
 
 // RunCell runs one cell on a fresh cluster and checks its history. The row
-// carries a timeline for the HTML page.
+// carries a timeline for the HTML page. The cell runs with t paced by its
+// scenario (Cell.CellTiming).
 func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout time.Duration) (report.Result, history.History, error) {
 	if err := t.Validate(); err != nil {
 		return report.Result{}, history.History{}, err
 	}
+	ct := c.CellTiming(t)
+	if err := ct.Validate(); err != nil {
+		return report.Result{}, history.History{}, fmt.Errorf("matrix: %v paced: %w", c, err)
+	}
 	if c.Mode.Lock == nil {
 		return report.Result{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
 	}
-	h, stray, err := runCell(ctx, c, t, c.seed(seed))
+	h, stray, settings, err := runCell(ctx, c, ct, c.seed(seed))
 	if err != nil {
 		return report.Result{}, h, err
 	}
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
 	}
+	// The grace for a lease's loss signal is about scheduling, not the
+	// lease: a quarter of the run's lease, also in a paced cell (a quarter
+	// of a 250 ms lease was outrun by timers firing late at load 16).
 	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
+	res.FaultEvents = FaultEvents(h, settings)
 	res = judgeMore(c, exp, res, rep)
 	if res.ExpectedSafe && res.Verdict == report.Reproduced && res.Contested < t.MinContested {
 		res.Verdict = report.Inconclusive
@@ -216,9 +323,51 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	return res.WithTimeline(h), h, nil
 }
 
+// FaultEvents counts the fault events of a history: the groups of fault
+// windows that overlap one another (faults injected together, such as a
+// majority crashed at once, are one event however late each goroutine
+// started), leaving out the held critical sections (checker.HeldSection)
+// and the windows named in settings (whole-run conditions: a clock rate, a
+// split). Strikes are apart: a series heals before it rests, repeated
+// faults heal for 40 % of their slot, a nemesis rests between moves. In a
+// cell whose faults are all settings, each held critical section under
+// them is an event: the moment the setting is tested.
+func FaultEvents(h history.History, settings []string) int {
+	skip := map[string]bool{}
+	for _, s := range settings {
+		skip[s] = true
+	}
+	var wins, held []checker.Window
+	for _, w := range checker.Windows(h) {
+		switch {
+		case skip[w.Name]:
+		case w.Name == checker.HeldSection:
+			held = append(held, w)
+		default:
+			wins = append(wins, w)
+		}
+	}
+	if len(wins) == 0 {
+		wins = held
+	}
+	slices.SortFunc(wins, func(a, b checker.Window) int { return cmp.Compare(a.Start, b.Start) })
+	n := 0
+	var end time.Duration
+	for i, w := range wins {
+		if i == 0 || w.Start > end {
+			n++
+			end = w.End
+			continue
+		}
+		end = max(end, w.End)
+	}
+	return n
+}
+
 // ReplayCommand is the command line that runs cell c again: the same
 // seed gives the same fault schedule, nemesis moves and workload choices
-// (work and think times); the interleaving still follows the machine.
+// (each worker's k-th tenure has the same work and think times); the
+// interleaving still follows the machine (see TestSameSeedSamePlan).
 func ReplayCommand(c Cell, t Timing, seed int64) string {
 	return fmt.Sprintf("quorumlock chaos --modes %s --scenarios %s --seed %d --duration %v --lease %v --workers %d",
 		c.Mode.ID, c.Scenario.ID, seed, t.Duration, t.Lease, t.Workers)
@@ -253,7 +402,8 @@ func ExpectsProgress(c Cell) bool {
 // expected safe and in every cell whose faults strike clients only (no
 // fault of theirs lets a lock grant two valid leases); token order in a
 // fenced mode (a regression is a violation, not only a stale write the
-// resource refused) under the same conditions; the lease-loss signal in
+// resource refused) under the same conditions, but where nodes restart
+// without persistence (Scenario.ForgetsFences); the lease-loss signal in
 // every cell whose leases signal (a lease taken over without its holder
 // being told); and liveness where the cell expects progress. A property
 // that fails is named in Broken (which fails the run whatever the claim
@@ -279,7 +429,7 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 			fail(fmt.Sprintf("lease exclusion: %d pairs of leases valid at once", rep.LeaseExclusion.Count))
 		}
 	}
-	if c.Mode.Fencing && lockLevel {
+	if c.Mode.Fencing && lockLevel && !c.Scenario.ForgetsFences {
 		judged = append(judged, "token-order")
 		if rep.TokenOrder.Count > 0 {
 			fail(fmt.Sprintf("token order: %d token regressions in a fenced mode", rep.TokenOrder.Count))
@@ -303,9 +453,10 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 	return res
 }
 
-// runCell runs the cell's workers and faults and returns the history and
-// the lock keys left without expiry on the nodes once both ended.
-func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, error) {
+// runCell runs the cell's workers and faults and returns the history,
+// the lock keys left without expiry on the nodes once both ended, and the
+// names of the faults that were the cell's whole-run setting.
+func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, []string, error) {
 	topo := chaos.Topology{Persistence: c.Scenario.Persistence, Backend: backendOf(ctx)}
 	if c.Mode.Group {
 		topo.Groups = 1
@@ -316,7 +467,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	cl, err := chaos.Start(sctx, topo)
 	cancel()
 	if err != nil {
-		return history.History{}, nil, err
+		return history.History{}, nil, nil, err
 	}
 	defer cl.Close()
 
@@ -331,7 +482,11 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	cc := &cell{mode: c.Mode, sc: c.Scenario, timing: t, cluster: cl, rec: rec, seed: seed}
 	p, err := c.Scenario.plan(cc)
 	if err != nil {
-		return history.History{}, nil, err
+		return history.History{}, nil, nil, err
+	}
+	settings := p.settings
+	for _, f := range p.before {
+		settings = append(settings, f.String())
 	}
 
 	// Whole-run conditions go in before the workers connect (a clock
@@ -342,7 +497,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		before = append(before, f)
 		if err := f.Inject(ctx); err != nil {
 			healAll(before)
-			return history.History{}, nil, err
+			return history.History{}, nil, nil, err
 		}
 	}
 	defer healAll(before)
@@ -350,7 +505,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	workers, closeAll, err := cc.workers(ctx, p)
 	defer closeAll()
 	if err != nil {
-		return history.History{}, nil, err
+		return history.History{}, nil, nil, err
 	}
 	res := resource.NewUnfenced(rec)
 	if c.Mode.Fencing {
@@ -359,8 +514,18 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 
 	// The faults run next to the workers; the workers stop at Duration,
 	// by when every fault of the plan has healed.
-	wctx, wcancel := context.WithTimeout(ctx, t.Duration)
+	if p.nemesis != nil {
+		p.nemesisDone = make(chan struct{})
+		cc.repeaters = append(cc.repeaters, p.nemesisDone)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
+	go func() {
+		defer wcancel()
+		if sleep(wctx, t.Duration) {
+			cc.waitRepeaters(wctx)
+		}
+	}()
 	faultErr := make(chan error, 1)
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
 	werr := workload.Run(wctx, rec, res, workers, workload.Config{
@@ -371,7 +536,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	ferr := <-faultErr
 	h := rec.History()
 	if err := errors.Join(werr, ferr); err != nil {
-		return h, nil, err
+		return h, nil, nil, err
 	}
 	healAll(before)
 	before = nil
@@ -379,7 +544,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	// left must carry a TTL (the Expiry property; nodes that do not answer
 	// are not counted).
 	stray, _ := cl.KeysWithoutExpiry(ctx, 2*time.Second)
-	return h, stray, ctx.Err()
+	return h, stray, settings, ctx.Err()
 }
 
 // workers builds each worker's connections and lock.
@@ -454,6 +619,9 @@ func (c *cell) runFaults(ctx context.Context, p plan) error {
 	}
 	if p.nemesis != nil {
 		wg.Go(func() {
+			if p.nemesisDone != nil {
+				defer close(p.nemesisDone)
+			}
 			t := time.NewTimer(p.nemesisFrom)
 			select {
 			case <-t.C:
@@ -461,13 +629,63 @@ func (c *cell) runFaults(ctx context.Context, p plan) error {
 				t.Stop()
 				return
 			}
-			nctx, cancel := context.WithTimeout(ctx, p.nemesisTo-p.nemesisFrom)
+			// The nemesis stops at nemesisTo once it made RepeatEvents
+			// moves, or later when it has not yet (a loaded machine),
+			// at the latest at the cell's overtime.
+			nctx, cancel := context.WithCancel(ctx)
 			defer cancel()
+			go func() {
+				defer cancel()
+				if !sleep(nctx, p.nemesisTo-p.nemesisFrom) {
+					return
+				}
+				limit := time.NewTimer(max(c.overtime()-p.nemesisTo, 0))
+				defer limit.Stop()
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for p.moves != nil && p.moves.Load() < RepeatEvents {
+					select {
+					case <-tick.C:
+					case <-limit.C:
+						return
+					case <-nctx.Done():
+						return
+					}
+				}
+			}()
 			nerr = p.nemesis.Run(nctx)
 		})
 	}
 	wg.Wait()
 	return errors.Join(serr, nerr)
+}
+
+// waitRepeaters waits, once the workers' duration is over, for every
+// repeating fault source to be done, at most another duration; when it
+// waited, the workers go on for a quarter lease after the last one ended
+// (as the faults of a plan end a quarter lease before the duration).
+func (c *cell) waitRepeaters(ctx context.Context) {
+	limit := time.NewTimer(c.timing.Duration)
+	defer limit.Stop()
+	waited := false
+	for _, done := range c.repeaters {
+		select {
+		case <-done:
+			continue
+		default:
+		}
+		waited = true
+		select {
+		case <-done:
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	if waited {
+		sleep(ctx, c.timing.Lease/4)
+	}
 }
 
 // healAll recovers faults, on a fresh bounded context.

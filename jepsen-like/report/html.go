@@ -58,6 +58,9 @@ type gridRow struct {
 type gridCell struct {
 	N                    int // 0: the scenario does not apply
 	Symbol, Class, Title string
+	// Sub is the small print under the symbol: the fault events, and k/n
+	// seeds that reproduced an expected-unsafe cell.
+	Sub string
 }
 
 // symbol draws a row in the summary grid. "Not reproduced" (an unsafe
@@ -129,8 +132,13 @@ func (m Matrix) WriteHTML(w io.Writer) error {
 			}
 			r := m.Results[i]
 			sym, class := symbol(r)
-			g.Cells = append(g.Cells, gridCell{N: i + 1, Symbol: sym, Class: class,
-				Title: fmt.Sprintf("%s × %s: %s — %s", r.Mode, r.Scenario, r.Verdict, r.VerdictNote)})
+			sub := fmt.Sprintf("%d ev", r.FaultEvents)
+			if k := r.SeedsCell(); k != "" {
+				sub += " · " + k
+			}
+			g.Cells = append(g.Cells, gridCell{N: i + 1, Symbol: sym, Class: class, Sub: sub,
+				Title: fmt.Sprintf("%s × %s: %s — %s (%d fault events, %d contested acquisitions%s)",
+					r.Mode, r.Scenario, r.Verdict, r.VerdictNote, r.FaultEvents, r.Contested, seedsNote(r))})
 		}
 		pv.Grid = append(pv.Grid, g)
 	}
@@ -171,4 +179,11 @@ func (m Matrix) WriteHTMLFile(file string) error {
 		return err
 	}
 	return f.Close()
+}
+
+func seedsNote(r Result) string {
+	if k := r.SeedsCell(); k != "" {
+		return "; reproduced in " + k + " seeds"
+	}
+	return ""
 }

@@ -11,7 +11,7 @@ import (
 var markdownColumns = []string{
 	"mode", "scenario", "acq", "fail", "avail", "p50 ms", "p99 ms",
 	"overlaps", "valid overlaps", "lost", "stale acc", "stale rej", "token reg", "no ttl", "linearizable",
-	"contested", "expected", "verdict",
+	"contested", "fault events", "expected", "verdict", "seeds k/n",
 }
 
 // WriteMarkdown writes the matrix as a Markdown table, one row per result,
@@ -33,7 +33,8 @@ func (m Matrix) WriteMarkdown(w io.Writer) error {
 			fmt.Sprintf("%.2f", r.AcquireP50Ms), fmt.Sprintf("%.2f", r.AcquireP99Ms),
 			count(r.Violations), count(r.ValidOverlaps), count(r.LostUpdates),
 			count(r.StaleAccepted), fmt.Sprint(r.StaleRejected), count(r.TokenRegressions), count(r.KeysWithoutExpiry),
-			cell(r.Linearizable), fmt.Sprint(r.Contested), expected, "**" + string(r.Verdict) + "**",
+			cell(r.Linearizable), fmt.Sprint(r.Contested), fmt.Sprint(r.FaultEvents), expected, "**" + string(r.Verdict) + "**",
+			r.SeedsCell(),
 		}
 		fmt.Fprintf(bw, "| %d | %s |\n", i+1, strings.Join(cells, " | "))
 	}

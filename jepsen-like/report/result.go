@@ -93,6 +93,19 @@ type Result struct {
 	// in effect (any time in a scenario without faults) and another client
 	// held a valid lease: the moments that test a lock.
 	Contested int `json:"contested"`
+	// FaultEvents counts the strikes of the cell's faults: fault windows
+	// that began apart from each other (faults injected together, as a
+	// majority crashed at once, are one event; the cell's whole-run
+	// setting, such as a clock rate or a split, is none). Set by the matrix.
+	FaultEvents int `json:"fault_events"`
+	// Seeds is how many seeds ran this cell (0 or 1: only the run's own);
+	// SeedsReproduced how many of them reproduced the expectation (for an
+	// expected-unsafe cell: showed the violation), the run's own included,
+	// and ReproducedIn which (comma-separated, to replay one). Set by the
+	// matrix for expected-unsafe cells run over several seeds.
+	Seeds           int    `json:"seeds,omitempty"`
+	SeedsReproduced int    `json:"seeds_reproduced,omitempty"`
+	ReproducedIn    string `json:"reproduced_in,omitempty"`
 	// Replay is the command that runs this cell again with the same seed.
 	Replay            string `json:"replay,omitempty"`
 	MissedSignals     int    `json:"missed_signals"`
@@ -142,6 +155,15 @@ func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker
 	}
 	res.Verdict, res.VerdictNote = judge(expectedSafe, prop, r)
 	return res
+}
+
+// SeedsCell is "k/n" for a row run over several seeds (the seeds that
+// reproduced its expectation of n), "" otherwise.
+func (r Result) SeedsCell() string {
+	if r.Seeds <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", r.SeedsReproduced, r.Seeds)
 }
 
 // WithExpiry returns r with the lock keys the run left without expiry

@@ -38,7 +38,8 @@ type Counter struct {
 }
 
 // NewFenced returns a counter that rejects writes with a token lower than
-// the highest it has accepted, recording into rec.
+// the highest it has seen — accepted in a write, or presented with a read
+// (ReadToken) — recording into rec.
 func NewFenced(rec *history.Recorder) *Counter { return &Counter{rec: rec, fenced: true} }
 
 // NewUnfenced returns a counter that accepts every write, recording into rec.
@@ -56,11 +57,23 @@ func (c *Counter) String() string {
 }
 
 // Read returns the current value and records a read by worker under lease
-// (the id of its Ok acquire; 0 if not known).
-func (c *Counter) Read(worker int, lease history.OpID) int64 {
+// (the id of its Ok acquire; 0 if not known), without a token.
+func (c *Counter) Read(worker int, lease history.OpID) int64 { return c.ReadToken(worker, lease, 0) }
+
+// ReadToken is Read presenting a fencing token (0: none). A fenced counter
+// learns it: from then on a write with a lower token is rejected. A fenced
+// storage must fence reads too for a read-modify-write to be protected:
+// checking writes alone, a stale holder's write that lands between a newer
+// holder's read and its write is accepted, and the newer write then
+// overwrites it — a lost update behind a fence (the matrix's client-pause
+// with a 250 ms lease showed it).
+func (c *Counter) ReadToken(worker int, lease history.OpID, token uint64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	call := c.rec.Invoke(history.Op{Worker: worker, Kind: history.Read, Lease: lease})
+	call := c.rec.Invoke(history.Op{Worker: worker, Kind: history.Read, Lease: lease, Token: token})
+	if c.fenced {
+		c.highest = max(c.highest, token)
+	}
 	v := c.value
 	call.ReadValue(v)
 	return v
@@ -96,7 +109,8 @@ func (c *Counter) Value() int64 {
 	return c.value
 }
 
-// Highest returns the highest token accepted so far (0 if none).
+// Highest returns the highest token seen so far, in accepted writes and
+// fenced reads (0 if none).
 func (c *Counter) Highest() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -124,3 +124,29 @@ func TestConcurrentStampsAreSerial(t *testing.T) {
 		})
 	}
 }
+
+// A fenced counter learns tokens from reads too: a stale holder's write
+// that lands between a newer holder's read and its write is rejected (it
+// would otherwise be overwritten: a lost update behind the fence). An
+// unfenced counter accepts it.
+func TestReadFencesOlderWrites(t *testing.T) {
+	for _, fenced := range []bool{true, false} {
+		rec := history.NewRecorder(history.NewManualClock(0))
+		c := NewUnfenced(rec)
+		if fenced {
+			c = NewFenced(rec)
+		}
+		old := c.ReadToken(1, 0, 5) // the holder that will be paused
+		v := c.ReadToken(2, 0, 6)   // the next holder reads...
+		err := c.Write(1, 0, old+1, 5)
+		if fenced != errors.Is(err, ErrStaleToken) {
+			t.Errorf("fenced %v: the stale write after a newer read: %v", fenced, err)
+		}
+		if err := c.Write(2, 0, v+1, 6); err != nil {
+			t.Errorf("fenced %v: the newer holder's write: %v", fenced, err)
+		}
+		if fenced && c.Highest() != 6 {
+			t.Errorf("highest %d, want 6", c.Highest())
+		}
+	}
+}

@@ -54,8 +54,26 @@ const MetaSignals = "signals"
 
 // Gate is where a worker can be paused: Wait returns at once normally and
 // blocks while a pause is in effect (chaos.ClientPause implements it).
+// The worker's ctx carries its lease's validity deadline (LeaseUntil), so a
+// gate can choose to hold only a holder whose lease outlasts the pause.
 type Gate interface {
 	Wait(ctx context.Context) error
+}
+
+type leaseUntilKey struct{}
+
+// WithLeaseUntil returns ctx carrying a lease's validity deadline, as the
+// workload hands it to a Gate (for gates' tests).
+func WithLeaseUntil(ctx context.Context, until time.Time) context.Context {
+	return context.WithValue(ctx, leaseUntilKey{}, until)
+}
+
+// LeaseUntil returns the validity deadline of the lease a worker waiting at
+// a Gate holds (zero when its lease reports none, or ctx is not a
+// worker's).
+func LeaseUntil(ctx context.Context) time.Time {
+	u, _ := ctx.Value(leaseUntilKey{}).(time.Time)
+	return u
 }
 
 // Worker is one client of the workload: its id in the history, its own
@@ -91,7 +109,9 @@ type Config struct {
 	// TryLock makes workers call TryLock (one attempt) instead of Lock,
 	// followed by the think time when it fails.
 	TryLock bool
-	// Seed makes the work and think times of worker w follow from (Seed, w).
+	// Seed makes the work and think times of worker w follow from (Seed, w):
+	// its k-th tenure works and thinks for the k-th pair of Choices,
+	// whether its acquisition succeeded or not.
 	Seed uint64
 }
 
@@ -133,7 +153,7 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Go(func() {
-			r := runner{w: w, rec: rec, res: res, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(w.ID)))}
+			r := runner{w: w, rec: rec, res: res, cfg: cfg, choices: newChoices(cfg, w.ID)}
 			r.loop(ctx)
 		})
 	}
@@ -142,24 +162,59 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 }
 
 type runner struct {
-	w   Worker
-	rec *history.Recorder
-	res *resource.Counter
-	cfg Config
-	rng *rand.Rand
+	w       Worker
+	rec     *history.Recorder
+	res     *resource.Counter
+	cfg     Config
+	choices *choices
 }
 
 func (r *runner) loop(ctx context.Context) {
 	for ctx.Err() == nil {
-		r.tenure(ctx)
-		sleep(ctx, r.cfg.Think.draw(r.rng))
+		c := r.choices.next()
+		r.tenure(ctx, c.Work)
+		sleep(ctx, c.Think)
 	}
+}
+
+// Choice is the random part of one tenure: how long it works between its
+// read and its write (if it got the lock), and how long it thinks before
+// the next acquisition.
+type Choice struct{ Work, Think time.Duration }
+
+// choices draws a worker's tenures' choices, one pair per tenure, from
+// (Seed, worker): the k-th tenure gets the k-th pair whatever happened to
+// the ones before (a failed acquisition draws its pair too), so a replay
+// with the same seed makes the same choices.
+type choices struct {
+	cfg Config
+	rng *rand.Rand
+}
+
+func newChoices(cfg Config, worker int) *choices {
+	return &choices{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(worker)))}
+}
+
+func (c *choices) next() Choice {
+	w := c.cfg.Work.draw(c.rng)
+	return Choice{Work: w, Think: c.cfg.Think.draw(c.rng)}
+}
+
+// Choices returns the choices of worker's first n tenures under cfg (its
+// Seed, Work and Think, defaults filled in), as Run makes them.
+func Choices(cfg Config, worker, n int) []Choice {
+	c := newChoices(cfg.withDefaults(), worker)
+	out := make([]Choice, n)
+	for i := range out {
+		out[i] = c.next()
+	}
+	return out
 }
 
 // tenure makes one acquire and, when it succeeds, the read, the write and
 // the release. The acquire and the critical section run on contexts of
 // their own: the end of the run stops new tenures, not the current one.
-func (r *runner) tenure(ctx context.Context) {
+func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	acq := r.rec.Acquire(r.w.ID)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.AcquireTimeout)
 	var (
@@ -203,14 +258,14 @@ func (r *runner) tenure(ctx context.Context) {
 		close(watched)
 	}
 
-	v := r.res.Read(r.w.ID, id)
-	sleep(context.WithoutCancel(ctx), r.cfg.Work.draw(r.rng))
+	v := r.res.ReadToken(r.w.ID, id, uint64(max(lease.Token(), 0)))
+	sleep(context.WithoutCancel(ctx), work)
 	// A careful client checks its lease before acting on it — its
 	// validity and its end signal...
 	if u := lease.Until(); (u.IsZero() || time.Now().Before(u)) && !closed(done) {
 		// ...and can still be paused right after the check.
 		if r.w.Gate != nil {
-			_ = r.w.Gate.Wait(context.WithoutCancel(ctx))
+			_ = r.w.Gate.Wait(WithLeaseUntil(context.WithoutCancel(ctx), u))
 		}
 		_ = r.res.Write(r.w.ID, id, v+1, uint64(max(lease.Token(), 0))) // a rejection is recorded
 	}

@@ -235,3 +235,32 @@ func TestRunRejectsBadWorkers(t *testing.T) {
 		}
 	}
 }
+
+// The seed fixes each worker's choices, tenure by tenure: the same seed
+// gives the same work and think times, another seed or worker others, all
+// within their ranges.
+func TestSameSeedSameChoices(t *testing.T) {
+	cfg := Config{Work: Range{2 * time.Millisecond, 10 * time.Millisecond}, Seed: 7}
+	a, b := Choices(cfg, 1, 50), Choices(cfg, 1, 50)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("tenure %d: %v then %v from the same seed", i, a[i], b[i])
+		}
+		if a[i].Work < cfg.Work.Min || a[i].Work > cfg.Work.Max || a[i].Think < 0 || a[i].Think > 5*time.Millisecond {
+			t.Fatalf("tenure %d: %v outside the ranges", i, a[i])
+		}
+	}
+	other := cfg
+	other.Seed = 8
+	for name, c := range map[string][]Choice{"seed 8": Choices(other, 1, 50), "worker 2": Choices(cfg, 2, 50)} {
+		same := 0
+		for i := range c {
+			if c[i] == a[i] {
+				same++
+			}
+		}
+		if same == len(a) {
+			t.Errorf("%s made the same choices as seed 7, worker 1", name)
+		}
+	}
+}
