@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,10 +33,16 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	o.Register(fs)
 	runMutants := fs.Bool("mutants", false, "instead of the matrix: put each deliberate bug of jepsen-like/mutants into a copy of the library and run the cells meant to catch it (exit 1 if one survives)")
 	only := fs.String("mutant", "", "with --mutants: only these mutants (comma-separated names)")
-	sim := fs.Bool("sim", false, "run the cells in the deterministic simulation (jepsen-like/sim: in-memory nodes, network and virtual time) instead of on redis-server processes; with --mutants, judge the mutants there")
-	seeds := fs.Int("seeds", 5, "with --sim: seeds per cell, from --seed on (a cell stops at its first failing seed)")
+	sim := fs.Bool("sim", false, "run the cells in the deterministic simulation (jepsen-like/sim: in-memory nodes, network and virtual time) instead of on redis-server processes; with --mutants, judge the mutants there; --seeds is then the seeds per cell, from --seed on (default 5; a cell stops at its first failing seed)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	// --seeds is the matrix's flag; the simulation, where a seed costs
+	// little, runs 5 per cell unless told otherwise.
+	seeds := &o.Seeds
+	if *sim && !flagSet(fs, "seeds") {
+		five := 5
+		seeds = &five
 	}
 	if *runMutants {
 		return chaosMutants(ctx, o.Seed, *only, *sim, *seeds, out)
@@ -91,3 +98,10 @@ func chaosMutants(ctx context.Context, seed int64, only string, sim bool, seeds 
 type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
