@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -32,6 +33,20 @@ func TestTryLockSaysUnanswered(t *testing.T) {
 		t.Fatalf("held lock: %v", err)
 	}
 	held.Unlock(context.Background())
+	// Unlock returns once a majority released: wait for the last node too,
+	// or a late release leaves "held by another owner" on node 0 (seen on
+	// a loaded CI run).
+	for _, s := range servers {
+		rc := s.Client()
+		deadline := time.Now().Add(10 * time.Second)
+		for rc.Exists(ctx, "quorumlock:{unanswered}").Val() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still holds the lock 10 s after Unlock", s.Addr())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		rc.Close()
+	}
 
 	for _, s := range servers[1:] {
 		if err := s.Pause(); err != nil {
