@@ -112,6 +112,20 @@ func TestRestartDetection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("holder TryLock: %v", err)
 	}
+	// The holder's attempt may have decided on nodes 0-2 while its requests
+	// to 3 and 4 were still on their way: released now, a blocker would
+	// let such a late request take node 3 for the holder, and the
+	// detecting client below would then be refused by 0, 1 and 3 before
+	// node 2 answered (seen on a loaded CI run). Wait for those answers.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		votes := a.Report().Votes
+		if votes[3].Answered && votes[4].Answered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder's attempt on nodes 3 and 4 never answered: %s", a.Report())
+		}
+	}
 	for _, b := range blockers {
 		_, _ = b.Release(ctx)
 	}

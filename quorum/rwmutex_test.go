@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,14 @@ func TestRWMutexSemantics(t *testing.T) {
 	c := newClient(t, clients, WithFencing(), WithAttemptTimeout(2*time.Second))
 	ctx := t.Context()
 	rw := mustRW(t, c, "doc")
+	// Unlock returns once a majority released; the next step waits until
+	// the last node has too, or a release still on its way to a slow node
+	// (a loaded CI run) reads there as "held by another owner".
+	unlock := func(l *Lease) {
+		t.Helper()
+		_ = l.Unlock(ctx)
+		settle(t, c, "doc")
+	}
 	// step("what", want)(TryLock(...)) checks one acquisition.
 	step := func(what string, want bool) func(*Lease, error) *Lease {
 		return func(l *Lease, err error) *Lease {
@@ -48,9 +57,9 @@ func TestRWMutexSemantics(t *testing.T) {
 	if err := r1.Extend(ctx); err != nil {
 		t.Fatalf("extend a read lease: %v", err)
 	}
-	_ = r1.Unlock(ctx)
+	unlock(r1)
 	step("writer while one reads", false)(rw.TryLock(ctx))
-	_ = r2.Unlock(ctx)
+	unlock(r2)
 	w := step("writer once readers left", true)(rw.TryLock(ctx))
 	step("reader while a writer writes", false)(rw.TryRLock(ctx))
 	step("second writer", false)(rw.TryLock(ctx))
@@ -60,12 +69,12 @@ func TestRWMutexSemantics(t *testing.T) {
 		t.Fatalf("extend the write lease: %v", err)
 	}
 	tok := w.Token()
-	_ = w.Unlock(ctx)
+	unlock(w)
 	w2 := step("next writer", true)(rw.TryLock(ctx))
 	if w2.Token() <= tok {
 		t.Fatalf("writer tokens %d then %d: want increasing", tok, w2.Token())
 	}
-	_ = w2.Unlock(ctx)
+	unlock(w2)
 
 	// Reentrancy by owner: the writer may also read (downgrade), others may not.
 	alice := mustRW(t, c, "doc", WithOwner("alice"))
@@ -74,13 +83,13 @@ func TestRWMutexSemantics(t *testing.T) {
 	aw2 := step("alice writes again (reentrant)", true)(alice.TryLock(ctx))
 	ar := step("alice reads under her write lock", true)(alice.TryRLock(ctx))
 	step("bob reads while alice writes", false)(bob.TryRLock(ctx))
-	_ = aw.Unlock(ctx)
+	unlock(aw)
 	step("bob reads while alice still holds one write", false)(bob.TryRLock(ctx))
-	_ = aw2.Unlock(ctx)
+	unlock(aw2)
 	br := step("bob reads once alice only reads", true)(bob.TryRLock(ctx))
 	step("bob cannot upgrade", false)(bob.TryLock(ctx))
-	_ = ar.Unlock(ctx)
-	_ = br.Unlock(ctx)
+	unlock(ar)
+	unlock(br)
 	step("free again", true)(bob.TryLock(ctx))
 }
 
@@ -204,4 +213,37 @@ func ownClientsOf(t *testing.T, servers []*localredis.Server) []redis.UniversalC
 		out[i] = c
 	}
 	return out
+}
+
+// settle waits until every node of c reports the same state of lock name
+// (holders, mode): the releases an Unlock left on their way have landed.
+func settle(t *testing.T, c *Client, name string) {
+	t.Helper()
+	type view struct {
+		present bool
+		holders map[string]int64
+		mode    string
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var views []view
+		for _, n := range c.nodes {
+			st, err := n.Inspect(t.Context(), name)
+			if err != nil {
+				t.Fatalf("settle %s: %v", name, err)
+			}
+			views = append(views, view{st.Present, st.Holders, st.Mode})
+		}
+		same := true
+		for _, v := range views[1:] {
+			same = same && reflect.DeepEqual(v, views[0])
+		}
+		if same {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes still disagree on %s after 10 s: %+v", name, views)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
