@@ -22,7 +22,13 @@ func TestMain(m *testing.M) {
 	// trace level to zerolog's global logger.
 	redis.SetLogger(quietLogger{})
 	zerolog.SetGlobalLevel(zerolog.InfoLevel)
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// toxiproxy v2.12.0 can leave one toxic stub blocked sending a
+		// chunk to the next stub of a link that was torn down meanwhile
+		// (seen once, three CI runs at once: every proxy stopped, its
+		// listeners and links gone, this one goroutine left). It is
+		// toxiproxy's own, not a proxy this package failed to stop.
+		goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"))
 }
 
 type quietLogger struct{}
