@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -301,23 +302,10 @@ func TestFencingOneExtraRoundTrip(t *testing.T) {
 		m := mustMutex(t, c, "rt")
 		key := c.nodes[0].Keys("rt").Lock
 		// Unlock returns once a majority released; wait until every node
-		// has (EXISTS is not counted), or the next round's SET NX finds
-		// the key on a slow node and asks the acquire script (a refusal,
-		// not fencing's cost). A sleep was too short on a loaded machine.
-		settle := func() {
-			deadline := time.Now().Add(10 * time.Second)
-			for _, s := range servers {
-				rc := s.Client()
-				for rc.Exists(ctx, key).Val() != 0 {
-					if time.Now().After(deadline) {
-						rc.Close()
-						t.Fatalf("%s still holds %s 10 s after the unlock", s.Addr(), key)
-					}
-					time.Sleep(time.Millisecond)
-				}
-				rc.Close()
-			}
-		}
+		// has, or the next round's SET NX finds the key on a slow node and
+		// asks the acquire script (a refusal, not fencing's cost). A sleep
+		// was too short on a loaded machine.
+		settle := func() { testutil.WaitKeyGone(t, ctx, key, clients...) }
 		once := func() {
 			l, err := m.Lock(ctx)
 			if err != nil {

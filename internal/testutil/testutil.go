@@ -4,11 +4,14 @@ package testutil
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // SyncBuffer is a bytes.Buffer safe for one goroutine writing (a logger, a
@@ -57,4 +60,21 @@ func (c *LateFirstRead) Read(p []byte) (int, error) {
 		time.Sleep(c.Delay)
 	}
 	return c.Conn.Read(p)
+}
+
+// WaitKeyGone waits (at most 10 s, else fails t) until key exists on none
+// of the nodes reached by clients. Unlock returns once a majority released;
+// a test that then needs every node free waits here for the rest, with
+// EXISTS (no script, so command counts are not disturbed).
+func WaitKeyGone(t testing.TB, ctx context.Context, key string, clients ...redis.UniversalClient) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for i, c := range clients {
+		for c.Exists(ctx, key).Val() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d still holds %s 10 s after the unlock", i, key)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
