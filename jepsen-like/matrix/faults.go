@@ -159,7 +159,9 @@ func (p *pin) options() *redis.Options {
 // heals do not add up. A strike starts only if its hold ends before
 // until — or, while fewer than min strikes were made, before limit: on a
 // loaded machine strikes take longer, and the cell's workers run on until
-// the series is done (cell.repeaters). Recover waits for the series to end
+// the series is done (cell.repeaters). A strike whose fault says it missed
+// (a stall that caught no grant in time: nothing was injected) does not
+// count toward min. Recover waits for the series to end
 // (stopping it, the strike in progress recovered at once, if its ctx ends
 // first) and returns the strikes' errors. The series itself is not a fault
 // event: its strikes are.
@@ -206,9 +208,11 @@ func (s *series) Inject(ctx context.Context) error {
 				}
 				s.overtime = true
 			}
-			s.strikes++
 			if err := strike(ctx, f, hold); err != nil {
 				errs = append(errs, err)
+			}
+			if m, ok := f.(misser); !ok || !m.missed() {
+				s.strikes++
 			}
 			rest := s.rest
 			if s.period > 0 {
@@ -222,6 +226,9 @@ func (s *series) Inject(ctx context.Context) error {
 	}()
 	return nil
 }
+
+// misser is a fault that can strike without injecting anything.
+type misser interface{ missed() bool }
 
 // strike injects f, holds it (cut short when ctx ends) and always recovers
 // it, Inject and Recover on detached bounded contexts (as a schedule step

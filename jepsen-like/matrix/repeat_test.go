@@ -225,7 +225,26 @@ func TestSeries(t *testing.T) {
 	if err := over.Recover(t.Context()); err != nil || k.injected != 3 || over.strikes != 3 || !over.overtime {
 		t.Errorf("a series short of its minimum: %d injected, %d counted, overtime %v, err %v", k.injected, over.strikes, over.overtime, err)
 	}
+	// A strike that missed (injected nothing) does not count toward min:
+	// the series strikes on until min strikes landed.
+	m := &countingFault{}
+	missing := newSeries(&series{name: "missing", until: time.Nanosecond, min: 3, limit: time.Hour,
+		next: func(i int) (chaos.Fault, time.Duration) { return &missingFault{m, i%2 == 0}, 0 }})
+	if err := missing.Inject(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := missing.Recover(t.Context()); err != nil || m.injected != 6 || missing.strikes != 3 {
+		t.Errorf("a series whose every other strike missed: %d tried, %d counted, err %v", m.injected, missing.strikes, err)
+	}
 }
+
+// missingFault is a countingFault strike that says whether it missed.
+type missingFault struct {
+	*countingFault
+	miss bool
+}
+
+func (f *missingFault) missed() bool { return f.miss }
 
 // Replay: the same seed gives the same fault schedule (the random
 // scenario's nemesis draws the same faults in the same order) and the
