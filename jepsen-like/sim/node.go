@@ -38,6 +38,10 @@ type Node struct {
 	jump  time.Duration
 
 	group *Group // set when the node belongs to a master+replica group
+	// pooled: scripts run on a pooled Lua state (lua.go) instead of
+	// miniredis's fresh one per script.
+	pooled bool
+	lua    *luaRunner // m's runner; nil when miniredis runs the scripts
 }
 
 // replName is the client name of a group's replication stream, the one
@@ -46,8 +50,14 @@ const replName = "__sim_replication__"
 
 // NewNode starts a node called name on nw.
 func NewNode(nw *Net, name string) *Node {
+	return newSimNode(nw, name, pooledLua)
+}
+
+// newSimNode is NewNode with the choice of Lua runner: pooled (lua.go) or
+// miniredis's own.
+func newSimNode(nw *Net, name string, pooled bool) *Node {
 	now := time.Now()
-	n := &Node{name: name, net: nw, epoch: now, from: now, rate: 1}
+	n := &Node{name: name, net: nw, epoch: now, from: now, rate: 1, pooled: pooled}
 	n.m = n.fresh()
 	nw.add(n)
 	return n
@@ -74,8 +84,10 @@ func (n *Node) fresh() *miniredis.Miniredis {
 	}
 	m.ClockTTL(true)
 	m.SetTime(n.clockLocked())
+	lr := newLuaRunner(m, n.pooled)
+	n.lua = lr
 	m.Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
-		return n.hook(m, p, cmd, args)
+		return n.hook(m, lr, p, cmd, args)
 	})
 	return m
 }
@@ -213,11 +225,14 @@ func (n *Node) serve(c net.Conn) error {
 	return nil
 }
 
-// hook runs before every command m executes; true means it answered.
-func (n *Node) hook(m *miniredis.Miniredis, p *server.Peer, cmd string, args []string) bool {
-	if nested(p) {
+// hook runs before every command m executes; true means it answered. lr
+// is m's Lua runner, nil when miniredis runs the scripts.
+func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd string, args []string) bool {
+	if nested(p) || p.ClientName == loaderName {
 		// A command a script runs: it belongs to the script's command,
-		// which passed here already (and holds the server's lock).
+		// which passed here already (and holds the server's lock). Or the
+		// runner loading an EVAL's script into m's cache, for an EVAL
+		// that passed here already.
 		return false
 	}
 	n.mu.Lock()
@@ -236,10 +251,10 @@ func (n *Node) hook(m *miniredis.Miniredis, p *server.Peer, cmd string, args []s
 	m.SetTime(n.clockLocked())
 	g := n.group
 	n.mu.Unlock()
-	if g == nil {
-		return false
+	if g != nil && g.hook(n, p, cmd, args) {
+		return true
 	}
-	return g.hook(n, p, cmd, args)
+	return lr != nil && lr.hook(p, cmd, args)
 }
 
 // readOnly are commands a replica serves and a master does not log. Every
