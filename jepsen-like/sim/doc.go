@@ -5,8 +5,8 @@
 //
 // # What is simulated
 //
-//   - Nodes (Node) are miniredis servers (github.com/alicebob/miniredis/v2),
-//     which run the project's own Lua scripts with gopher-lua. Every command
+//   - Nodes (Node) are miniredis servers (github.com/alicebob/miniredis/v2)
+//     that run the project's own Lua scripts with gopher-lua. Every command
 //     passes a hook that sets the node's clock (each node has its own: rate
 //     and forward jumps), holds commands while the node is paused (they run
 //     in order on resume, as after SIGCONT), refuses clients' writes on a
@@ -30,6 +30,33 @@
 //     timer, deadline, sleep and time.Now of the lock, go-redis, the
 //     workload and the nodes is virtual: a 1 s TTL costs no wall time, and
 //     goroutines blocked on the in-memory network are durably blocked.
+//
+// # Scripts: the pooled Lua runner
+//
+// miniredis builds a new Lua interpreter for every EVAL and EVALSHA, which
+// was half the simulation's CPU. A node instead runs EVAL and EVALSHA on
+// one interpreter per server with each script compiled once (lua.go), as
+// Redis keeps one interpreter for its life: the hook takes the server's
+// lock for the whole script and sends each redis.call through the server
+// with a connection context miniredis itself made for a script's commands
+// (so they neither lock again nor pass the hook's clock and faults: the
+// node's clock stands still during a script). Redis's conventions hold:
+// KEYS and ARGV, reply conversions both ways, redis.call raising and
+// redis.pcall returning {err=...}, error_reply, status_reply, sha1hex; the
+// libraries base, table, string and math; a script cannot create or
+// change a global or a library (the interpreter is shared; miniredis's
+// runner lets a script change its throwaway globals). It differs from miniredis's
+// runner only in the words of script errors: Redis 7's ("ERR
+// user_script:1: ... script: <sha>, on @user_script:1.", a command's own
+// error code kept when redis.call raises it) where miniredis says "ERR
+// Error compiling script (new function): ...". EVALSHA of a SHA the server
+// does not know, EVAL_RO, EVALSHA_RO, scripts inside MULTI, a bad key
+// count and scripts that do not compile go to miniredis, which answers
+// them as before (NOSCRIPT after a restart without persistence).
+// TestLuaRunnerScripts and TestLuaRunnerEdgeCases compare the two runners.
+//
+// SIM_LUA=miniredis in the environment keeps miniredis's own runner (for
+// comparison: BenchmarkScript measures both).
 //
 // # Seeds, replay, shrinking
 //
@@ -59,6 +86,9 @@
 //   - Commands that scripts run pass the same hook: it recognises them
 //     (miniredis marks their connection context "nested") and lets them
 //     through.
+//   - Scripts survive a restart with persistence (the same miniredis
+//     keeps its script cache), where Redis would forget them; without
+//     persistence the node forgets them, as Redis does.
 //   - go-redis's maintenance notifications resolve the address in DNS,
 //     which would leave the bubble: ClientOptions turns them off.
 //

@@ -315,6 +315,10 @@ func (r *luaRunner) open() {
 		r.globals.RawSetString(name, lua.LNil)
 	}
 	r.globals.RawSetString("redis", redisMod)
+	// The libraries are shared by every script too: read-only views.
+	for _, name := range []string{"redis", "string", "table", "math"} {
+		r.globals.RawSetString(name, readOnlyTable(l, name, r.globals.RawGetString(name).(*lua.LTable)))
+	}
 	r.env = l.NewTable()
 	r.globals.RawSetString("_G", r.env)
 	gmeta := l.NewTable()
@@ -336,6 +340,20 @@ func (r *luaRunner) open() {
 	}))
 	emeta.RawSetString("__metatable", lua.LString("protected"))
 	l.SetMetatable(r.env, emeta)
+}
+
+// readOnlyTable is an empty table that reads through to t and refuses writes.
+func readOnlyTable(l *lua.LState, name string, t *lua.LTable) *lua.LTable {
+	meta := l.NewTable()
+	meta.RawSetString("__index", t)
+	meta.RawSetString("__newindex", l.NewFunction(func(l *lua.LState) int {
+		l.RaiseError("Attempt to modify a readonly table: %s.%s", name, l.ToString(2))
+		return 0
+	}))
+	meta.RawSetString("__metatable", lua.LString("protected"))
+	ro := l.NewTable()
+	l.SetMetatable(ro, meta)
+	return ro
 }
 
 // run runs one script for client p and writes its reply. Called with m

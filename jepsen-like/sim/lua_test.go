@@ -352,16 +352,25 @@ func TestLuaRunnerEdgeCases(t *testing.T) {
 			p.sameData(t, c.name)
 		}
 
-		// Assigning an existing global: Redis 7 refuses (read-only
-		// globals), and so does the pooled runner; miniredis allows it but
-		// the next script gets fresh KEYS anyway. The pooled state must
-		// still give the next script its own KEYS.
+		// Assigning an existing global: the pooled runner refuses (its
+		// interpreter is shared, as Redis's is; Redis 7 makes globals
+		// read-only too); miniredis allows it, each script having an
+		// interpreter of its own. The next script gets its own KEYS.
 		err := p.pooledC.Eval(ctx, "KEYS = {'x'}; return 1", []string{"k"}).Err()
 		if err == nil || !strings.Contains(err.Error(), "readonly") {
 			t.Errorf("assigning KEYS: %v, want a read-only error", err)
 		}
 		if v, err := p.pooledC.Eval(ctx, "return KEYS[1]", []string{"mine"}).Text(); v != "mine" || err != nil {
 			t.Errorf("KEYS after an assignment: %q %v", v, err)
+		}
+		// Nor can it change a library for the scripts after it.
+		for _, s := range []string{"redis.call = nil; return 1", "string.upper = nil; return 1", "math.extra = 1; return 1"} {
+			if err := p.pooledC.Eval(ctx, s, nil).Err(); err == nil || !strings.Contains(err.Error(), "readonly") {
+				t.Errorf("%s: %v, want a read-only error", s, err)
+			}
+		}
+		if v, err := p.pooledC.Eval(ctx, "return string.upper(redis.call('PING').ok) .. type(math.extra)", nil).Text(); v != "PONGnil" || err != nil {
+			t.Errorf("libraries after the assignments: %q %v", v, err)
 		}
 	})
 }
