@@ -432,7 +432,7 @@ var Scenarios = []Scenario{
 		Summary: "a client is stalled for longer than the lease between a node's grant and its use (a pause after the reply arrived); " +
 			"meanwhile its keys expire and another worker takes the lock and holds it; again and again (short lease)",
 		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 4, DurationMul: 1.7},
+		Pace:       &Pace{LeaseDiv: 4, DurationMul: 2},
 		Expect: func(m Mode) Expectation {
 			return safe(ClaimStalledAcquire, "the acquisition took longer than the TTL minus the drift allowance: no validity is left, the grant is given back")
 		},

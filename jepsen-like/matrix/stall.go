@@ -31,6 +31,7 @@ type stall struct {
 	who    int
 	until  time.Time
 	caught chan struct{} // closed when an armed stall caught a grant
+	ended  chan struct{} // closed when the caught grant's stall ended
 }
 
 // arm makes the next grant stall; the channel is closed when one does.
@@ -38,8 +39,16 @@ func (s *stall) arm() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.armed = true
-	s.caught = make(chan struct{})
+	s.caught, s.ended = make(chan struct{}), make(chan struct{})
 	return s.caught
+}
+
+// over returns a channel closed when the stall the last arm caught has
+// ended (its worker resumed).
+func (s *stall) over() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
 }
 
 // disarm cancels an arm that caught nothing.
@@ -65,7 +74,7 @@ func (s *stall) hold(w int) {
 		s.mu.Unlock()
 		return
 	}
-	until := s.until
+	until, ended := s.until, s.ended
 	s.mu.Unlock()
 	name := fmt.Sprintf("client-stall(worker %d)", w)
 	if first {
@@ -74,6 +83,7 @@ func (s *stall) hold(w int) {
 	time.Sleep(time.Until(until))
 	if first {
 		s.rec.NemesisEnd(name).Ok()
+		close(ended)
 	}
 }
 
@@ -173,7 +183,18 @@ func (f *stallFault) Inject(ctx context.Context) error {
 	return f.next.Inject(ctx)
 }
 
+// Recover ends the strike once the stalled worker resumed: a strike whose
+// holder was done first (the stalled attempt had lost anyway, and another
+// worker already held the lock) would otherwise let the next strike's
+// stall start inside this one's, and the two would count as one event.
 func (f *stallFault) Recover(ctx context.Context) error {
 	f.s.disarm()
-	return f.next.Recover(ctx)
+	err := f.next.Recover(ctx)
+	if f.caught {
+		select {
+		case <-f.s.over():
+		case <-ctx.Done():
+		}
+	}
+	return err
 }

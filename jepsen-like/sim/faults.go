@@ -30,6 +30,7 @@ const (
 	Isolate    Kind = "isolate"      // the holder is cut off from every node for D (Held)
 	Stall      Kind = "stall"        // the next worker to receive a grant is stalled D before using it
 	ExpiryRace Kind = "expiry-race"  // a lock abandoned by a crashed holder is contended in its last millisecond
+	SplitSides Kind = "split-sides"  // Kleppmann's split: even workers reach the first majority of the nodes, odd ones the last
 )
 
 // Fault is one fault of a schedule, a plain value: a run is its seed plus
@@ -190,7 +191,32 @@ var Plans = map[string]Plan{
 		}
 		return out
 	},
-	"random": randomPlan,
+	"crash-restart-delayed": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
+		// A majority killed without persistence under a holder (kept 3/4
+		// of a lease) and restarted only after the max TTL (1¼ leases).
+		var out []Fault
+		for _, f := range repeated(t, rng, 4, Fault{Kind: Crash, Held: true, Nodes: majorityOf(lockNodes(m)), D: t.Lease * 3 / 4}) {
+			f.Hold = t.Lease + t.Lease/4
+			out = append(out, f)
+		}
+		return out
+	},
+	"clock-jump-partition": kleppmannPlan,
+	"random":               randomPlan,
+}
+
+// kleppmannPlan is the matrix's clock-jump-partition: for the whole run the
+// even workers reach nodes [0, q) and the odd ones [n−q, n) (q a majority
+// of n; the sides share node q−1), and the shared node's clock jumps one
+// lease forward while a worker holds the lock, again and again.
+func kleppmannPlan(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
+	q := lockNodes(m)/2 + 1
+	out := []Fault{{Kind: SplitSides, At: 0, Hold: t.Duration}}
+	for _, f := range repeated(t, rng, 4, Fault{Kind: ClockJump, Held: true, Nodes: []int{q - 1}, D: t.Lease}) {
+		f.Hold = t.Lease * 3 / 4
+		out = append(out, f)
+	}
+	return out
 }
 
 func crashPlan(persist bool) Plan {

@@ -334,6 +334,26 @@ func (e *env) apply(f Fault, holder int) func() {
 	switch f.Kind {
 	case Partition:
 		return links(func(l *Link) { l.CutRequests, l.CutReplies = true, true })
+	case SplitSides:
+		n := len(e.nodes)
+		q := n/2 + 1
+		cut := func(w, i int) bool {
+			if w%2 == 0 {
+				return i >= q
+			}
+			return i < n-q
+		}
+		set := func(down bool) {
+			for w := range e.t.Workers {
+				for i, nd := range e.nodes {
+					if cut(w, i) {
+						e.nw.SetLink(e.workerName(w), nd.Name(), Link{CutRequests: down, CutReplies: down})
+					}
+				}
+			}
+		}
+		set(true)
+		return func() { set(false) }
 	case ReplyLoss:
 		return links(func(l *Link) { l.CutReplies = true })
 	case Latency:

@@ -42,6 +42,7 @@ var quickCells = []struct{ mode, scenario string }{
 	{"failover", "failover"},
 	{"single", "clock-rate-fast"},
 	{"single", "expiry-race"},
+	{"redlock-3", "clock-jump-partition"},
 }
 
 func TestQuickCells(t *testing.T) {
