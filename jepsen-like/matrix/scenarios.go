@@ -597,7 +597,7 @@ var Scenarios = []Scenario{
 		Summary: "leases renewed by a watchdog; the holder is cut off from every lock node while it works " +
 			"longer than the lease, then writes: the watchdog cannot renew, the lease is lost, another worker gets the lock; again and again (short lease)",
 		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 4, DurationMul: 2},
+		Pace:       &Pace{LeaseDiv: 4, DurationMul: 2.5},
 		Expect: func(m Mode) Expectation {
 			return unsafe(report.ClaimLeasesNotMutex, "renewal needs the network; the holder learns of the loss only after its work")
 		},
@@ -621,7 +621,14 @@ var Scenarios = []Scenario{
 					cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px})
 				}
 			}
-			slow := t.Lease + t.Lease*3/4
+			// The holder works 2½ leases: its keys expire about one lease
+			// after the cut, another worker takes over, and the holder
+			// goes on untold for over a lease more — well past the
+			// checker's signal grace (200 ms), so a lock that never
+			// signals the loss is caught. (With 1¾ leases the untold span
+			// was 190–270 ms in quick cells: the silent-watchdog mutant
+			// slipped through.)
+			slow := t.Lease * 5 / 2
 			g := &holdGate{}
 			p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
 				return c.holdOn(g, slow, nil, func(h int) chaos.Fault { return c.faults(cuts[h]...) }), slow + t.Lease/10
