@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -54,3 +55,25 @@ func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex
 type observerFunc func(ctx context.Context, e Event)
 
 func (f observerFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
+
+// waitAnswered waits (at most 10 s, else fails t) until nodes idx have
+// answered the lease's attempt, and returns its votes. Lock returns once a
+// quorum granted; the other nodes' answers land later (a late grant counts
+// for the lease). A test that then takes a node's key away, or counts on
+// which nodes the holder has, waits here first.
+func waitAnswered(t *testing.T, l *Lease, idx ...int) []Vote {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		votes := l.Report().Votes
+		all := true
+		for _, i := range idx {
+			all = all && votes[i].Answered
+		}
+		if all {
+			return votes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder's attempt on nodes %v never answered: %s", idx, l.Report())
+		}
+	}
+}

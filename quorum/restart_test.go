@@ -117,15 +117,7 @@ func TestRestartDetection(t *testing.T) {
 	// let such a late request take node 3 for the holder, and the
 	// detecting client below would then be refused by 0, 1 and 3 before
 	// node 2 answered (seen on a loaded CI run). Wait for those answers.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		votes := a.Report().Votes
-		if votes[3].Answered && votes[4].Answered {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the holder's attempt on nodes 3 and 4 never answered: %s", a.Report())
-		}
-	}
+	waitAnswered(t, a, 3, 4)
 	for _, b := range blockers {
 		_, _ = b.Release(ctx)
 	}

@@ -3,10 +3,13 @@ package quorum
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -17,11 +20,45 @@ import (
 // them back, and that rollback used to publish an unlock message that woke
 // the waiter again (about 3,000 attempts a second). Then the holder's
 // Unlock still wakes the waiter at once.
+//
+// The second case delays the holder's first request to node 2 by 300 ms:
+// its Lock returns on a quorum of the others, and the grant on node 2 lands
+// later. Taking the keys on 3 and 4 away before then left the holder with
+// fewer than three nodes: the waiter took 2–4 at its first attempt, and
+// the holder's Unlock failed with "lock not held on a quorum" (one CI run
+// in 23, at the same 2.14 s), or, when the holder's late request landed
+// after the waiter had let go, passed with two holders unseen. The test
+// now waits for every node's answer first and fails on a grant before the
+// release; this case fails without that wait.
 func TestWaiterDoesNotSpinOnBareMajority(t *testing.T) {
-	_, clients := cluster(t, 5)
-	// A long release budget: the holder's Unlock must reach all three of
-	// its nodes, and 250 ms was once too short on a loaded CI machine.
-	a := newClient(t, clients, WithFencing(), WithReleaseTimeout(5*time.Second))
+	for _, slow := range []bool{false, true} {
+		name := "prompt nodes"
+		if slow {
+			name = "holder's node 2 answers late"
+		}
+		t.Run(name, func(t *testing.T) { waiterOnBareMajority(t, slow) })
+	}
+}
+
+func waiterOnBareMajority(t *testing.T, slowNode2 bool) {
+	servers, clients := cluster(t, 5)
+	holderClients := clients
+	if slowNode2 {
+		holderClients = make([]redis.UniversalClient, len(servers))
+		for i, s := range servers {
+			c := s.Client()
+			if i == 2 {
+				c.AddHook(&delayFirstWrite{delay: 300 * time.Millisecond})
+			}
+			holderClients[i] = c
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}
+	// Long budgets: the holder's Unlock must reach all three of its nodes
+	// (250 ms was once too short on a loaded CI machine), and its late
+	// request to node 2 must still be a grant (each node call gets a fifth
+	// of the attempt timeout).
+	a := newClient(t, holderClients, WithFencing(), WithAttemptTimeout(5*time.Second), WithReleaseTimeout(5*time.Second))
 	var attempts atomic.Int64
 	var mu sync.Mutex
 	var lastAttempt time.Time
@@ -38,6 +75,12 @@ func TestWaiterDoesNotSpinOnBareMajority(t *testing.T) {
 	lease, err := mustMutex(t, a, "job").Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every node's answer first: the holder must have 0–2 when 3 and 4 go.
+	for i, v := range waitAnswered(t, lease, 0, 1, 2, 3, 4) {
+		if !v.Granted {
+			t.Fatalf("node %d did not grant the uncontended lock: %s (%v)", i, lease.Report(), v.Err)
+		}
 	}
 	keys := node.Keys{}
 	for i, n := range a.nodes {
@@ -83,11 +126,36 @@ func TestWaiterDoesNotSpinOnBareMajority(t *testing.T) {
 	}
 	gap := acquired.Sub(unlocked)
 	t.Logf("release → waiter's grant: %v", gap)
+	if gap < 0 {
+		t.Fatalf("the waiter got the lock %v before the holder released it: two holders", -gap)
+	}
 	if gap >= 500*time.Millisecond {
 		mu.Lock()
 		t.Errorf("the waiter got the lock %v after the release (last attempt before at %v): not woken by the unlock message", gap, lastAttempt.Sub(unlocked))
 		mu.Unlock()
 	}
+}
+
+// delayFirstWrite holds back the first lock request (a script or a SET)
+// through its client.
+type delayFirstWrite struct {
+	delay time.Duration
+	done  atomic.Bool
+}
+
+func (h *delayFirstWrite) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *delayFirstWrite) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); (strings.HasPrefix(name, "eval") || name == "set") && !h.done.Swap(true) {
+			time.Sleep(h.delay)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *delayFirstWrite) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 func mustMutexNoT(c *Client, name string) *Mutex {
