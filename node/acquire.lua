@@ -27,8 +27,9 @@ end
 -- deletes): taken in the string form of a single holder, ARGV[5], as the
 -- fast path takes it (a fenced lock is as small as an unfenced one; the
 -- hash appears only with a second share). Otherwise a fast-path string is
--- seen as the hash it stands for.
-if redis.call('exists', KEYS[1]) == 0 or promote() then
+-- seen as the hash it stands for. GET answered nil only for a missing key
+-- (a hash makes it an error), so no EXISTS is needed.
+if not v or promote() then
   redis.call('set', KEYS[1], ARGV[5], 'px', ARGV[2])
   return {1, fence(true, KEYS[2])}
 end

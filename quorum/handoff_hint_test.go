@@ -2,8 +2,13 @@ package quorum
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A handle counts its live leases, and a second Lock on it while one
@@ -51,4 +56,85 @@ func TestLiveLeasesHint(t *testing.T) {
 		t.Fatalf("TryLock of a free lock with the hint: %v", err)
 	}
 	_ = l3.Unlock(ctx)
+}
+
+// A waiting Lock's later tries skip the SET NX: the lock was held a moment
+// ago, and when one unlock message wakes several waiters all but one would
+// fail it and pay a round trip before the script. Only the first try sends
+// SET NX; the try that gets the lock after the release runs the script.
+func TestWaiterRetriesSkipSetNX(t *testing.T) {
+	servers, clients := cluster(t, 3)
+	holder := newClient(t, clients)
+	var sets, scripts, attempts atomic.Int64
+	wclients := make([]redis.UniversalClient, len(servers))
+	for i, s := range servers {
+		c := s.Client()
+		c.AddHook(commandCounter(func(cmd redis.Cmder) {
+			switch name := cmd.Name(); {
+			case name == "set" && slices.ContainsFunc(cmd.Args(), func(a any) bool { return a == "nx" }):
+				sets.Add(1)
+			case strings.HasPrefix(name, "eval"):
+				scripts.Add(1)
+			}
+		}))
+		wclients[i] = c
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e Event) {
+		if e.Op == OpAttempt {
+			attempts.Add(1)
+		}
+	})))
+	ctx := t.Context()
+	l1, err := mustMutex(t, holder, "skip").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := mustMutexNoT(waiter, "skip").Lock(ctx)
+		if err == nil {
+			err = l2.Unlock(context.Background())
+		}
+		got <- err
+	}()
+	for attempts.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := l1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	n := int64(len(servers))
+	t.Logf("waiter: %d attempts, %d SET NX, %d scripts", attempts.Load(), sets.Load(), scripts.Load())
+	if attempts.Load() < 2 {
+		t.Fatalf("the waiter got the lock in %d attempts, want a refusal first", attempts.Load())
+	}
+	if sets.Load() > n {
+		t.Fatalf("the waiter sent %d SET NX over %d attempts on %d nodes: want them on the first try only", sets.Load(), attempts.Load(), n)
+	}
+}
+
+// commandCounter is a go-redis hook that reports each command.
+type commandCounter func(cmd redis.Cmder)
+
+func (f commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		f(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (f commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			f(c)
+		}
+		return next(ctx, cmds)
+	}
 }

@@ -47,7 +47,8 @@ type Mutex struct {
 	// untrack). While one lives, a new attempt on the handle expects the
 	// lock held (node.Lock.ExpectHeld): in a hand-off between goroutines
 	// of one client, the one that just unlocked re-enters Lock, and its
-	// first try skips a SET NX that would fail.
+	// first try skips a SET NX that would fail. A waiting Lock's later
+	// tries expect it too (see build).
 	live atomic.Int32
 }
 
@@ -146,10 +147,15 @@ func (m *Mutex) build(owner string, try int, fa *fairAttempt) (*multilock.MultiL
 	c := m.c
 	attempt := m.attempt(owner, try)
 	c.mlOptsOnce.Do(c.buildMLOpts)
+	// A try after the first is a waiter's: the lock was held a moment ago,
+	// and when an unlock message woke several waiters all but one are
+	// refused. Their SET NX would fail and cost each of them a round trip
+	// before the script; the script grants a free lock as well.
+	held := try > 1 || m.live.Load() > 0
 	perName := func(j int) (*multilock.MultiLock, error) {
 		ls := make([]multilock.Locker, len(c.nodes))
 		for i := range c.nodes {
-			ls[i] = m.nodeLock(i, j, owner, attempt, fa)
+			ls[i] = m.nodeLock(i, j, owner, attempt, fa, held)
 		}
 		return multilock.New(ls, c.mlOpts...)
 	}
@@ -170,7 +176,7 @@ func (m *Mutex) build(owner string, try int, fa *fairAttempt) (*multilock.MultiL
 // nodeLock is node i's share of name j in one attempt: a plain node lock, a
 // read or write share of a read-write lock, or a fair lock's (fa not nil),
 // behind the safety gate when a safety option is on (safety.go).
-func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt) multilock.Locker {
+func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held bool) multilock.Locker {
 	c := m.c
 	n := c.nodes[i]
 	var l checkedLocker
@@ -183,7 +189,7 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt) multi
 		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
 	default:
 		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing)
-		if m.live.Load() > 0 {
+		if held {
 			nl.ExpectHeld()
 		}
 		if !c.gated() {
