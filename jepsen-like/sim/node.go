@@ -274,7 +274,8 @@ func isWrite(cmd string) bool { return !readOnly[strings.ToUpper(cmd)] }
 
 // nested reports whether p is the peer miniredis makes for a command run
 // from a Lua script (its connection context says so; the field is not
-// exported, so it is read by reflection).
+// exported, so it is read by reflection, its index looked up once per type:
+// this runs for every command).
 func nested(p *server.Peer) bool {
 	if p.Ctx == nil {
 		return false
@@ -289,6 +290,17 @@ func nested(p *server.Peer) bool {
 	if v.Kind() != reflect.Struct {
 		return false
 	}
-	f := v.FieldByName("nested")
-	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
+	i, ok := nestedField.Load(v.Type())
+	if !ok {
+		idx := -1
+		if f, found := v.Type().FieldByName("nested"); found && len(f.Index) == 1 && f.Type.Kind() == reflect.Bool {
+			idx = f.Index[0]
+		}
+		i, _ = nestedField.LoadOrStore(v.Type(), idx)
+	}
+	return i.(int) >= 0 && v.Field(i.(int)).Bool()
 }
+
+// nestedField maps a connection context's type to the index of its bool
+// field "nested", -1 when it has none.
+var nestedField sync.Map
