@@ -3,7 +3,6 @@ module github.com/quorumlock/quorumlock
 go 1.26.8
 
 require (
-	github.com/google/uuid v1.6.0
 	github.com/redis/go-redis/v9 v9.17.3
 	golang.org/x/sync v0.24.0
 )

@@ -26,10 +26,10 @@ var (
 	fairLeaveLua string
 
 	// Each fair script is the shared helpers followed by its own body.
-	fairTicketScript  = redis.NewScript(fairLibLua + fairTicketLua)
-	fairAcquireScript = redis.NewScript(promoted(fairLibLua + acquireLibLua + fairAcquireLua))
-	fairReleaseScript = redis.NewScript(promoted(fairLibLua + fairReleaseLua))
-	fairLeaveScript   = redis.NewScript(fairLibLua + fairLeaveLua)
+	fairTicketScript  = script("fair-ticket", fairLibLua+fairTicketLua)
+	fairAcquireScript = script("fair-acquire", promoted(fairLibLua+acquireLibLua+fairAcquireLua))
+	fairReleaseScript = script("fair-release", promoted(fairLibLua+fairReleaseLua))
+	fairLeaveScript   = script("fair-leave", fairLibLua+fairLeaveLua)
 )
 
 // FairKeys are the Redis names a fair lock uses besides Keys(name). They

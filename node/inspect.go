@@ -71,7 +71,7 @@ func (n *Node) InspectMany(ctx context.Context, names []string) ([]State, error)
 // read here rather than by a TIME beside the script: a Redis Cluster
 // transaction must touch one slot, and go-redis before v9.19 routed a TIME
 // inside one as if it had a key, which the server refused with CROSSSLOT.
-const readLockLua = `local tm = redis.call('time')
+var readLockLua = record("read-lock", `local tm = redis.call('time')
 local t = redis.call('type', KEYS[1]).ok
 if t == 'string' then return {tm[1], tm[2], 'string', redis.call('get', KEYS[1])} end
 if t == 'hash' then
@@ -81,7 +81,7 @@ if t == 'hash' then
   table.insert(h, 1, tm[1])
   return h
 end
-return tm`
+return tm`)
 
 // readLock parses readLockLua's answer: the server's time, and the hash's
 // fields, or for the string form of a single fast-path holder (FastValue)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // PermissionError is a command the Redis user may not run, or a key or
@@ -50,29 +52,23 @@ var (
 
 // scriptNames maps the SHA1 of every script this package runs to its name
 // and source, so that an ACL refusal inside a script can name the command
-// (the server gives only the script's SHA and the line).
+// (the server gives only the script's SHA and the line). Filled by script.
 var scriptNames = map[string]struct{ name, src string }{}
 
-func init() {
-	for name, src := range map[string]string{
-		"acquire":       lockLibLua + acquireLibLua + acquireLua,
-		"release":       lockLibLua + releaseLua,
-		"extend":        lockLibLua + extendLua,
-		"fence":         promoted(fenceLua),
-		"force-release": forceReleaseLua,
-		"force-finish":  promoted(forceFinishLua),
-		"fair-ticket":   fairLibLua + fairTicketLua,
-		"fair-acquire":  promoted(fairLibLua + acquireLibLua + fairAcquireLua),
-		"fair-release":  promoted(fairLibLua + fairReleaseLua),
-		"fair-leave":    fairLibLua + fairLeaveLua,
-		"rw-acquire":    promoted(acquireLibLua + rwAcquireLua),
-		"rw-release":    promoted(rwReleaseLua),
-		"rw-extend":     promoted(rwExtendLua),
-		"read-lock":     readLockLua,
-	} {
-		sum := sha1.Sum([]byte(src))
-		scriptNames[hex.EncodeToString(sum[:])] = struct{ name, src string }{name, src}
-	}
+// script makes the script called name from src (run by SHA with a fallback
+// to the body) and records it in scriptNames: every script is made here, so
+// the table cannot miss one.
+func script(name, src string) *redis.Script {
+	record(name, src)
+	return redis.NewScript(src)
+}
+
+// record puts a script body run with EVAL (not made by script) in
+// scriptNames; it returns src.
+func record(name, src string) string {
+	sum := sha1.Sum([]byte(src))
+	scriptNames[hex.EncodeToString(sum[:])] = struct{ name, src string }{name, src}
+	return src
 }
 
 // permError turns the server's ACL refusals into a *PermissionError naming

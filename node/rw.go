@@ -4,8 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 var (
@@ -16,9 +14,9 @@ var (
 	//go:embed rw_extend.lua
 	rwExtendLua string
 
-	rwAcquireScript = redis.NewScript(promoted(acquireLibLua + rwAcquireLua))
-	rwReleaseScript = redis.NewScript(promoted(rwReleaseLua))
-	rwExtendScript  = redis.NewScript(promoted(rwExtendLua))
+	rwAcquireScript = script("rw-acquire", promoted(acquireLibLua+rwAcquireLua))
+	rwReleaseScript = script("rw-release", promoted(rwReleaseLua))
+	rwExtendScript  = script("rw-extend", promoted(rwExtendLua))
 )
 
 // RWLock is one attempt's read or write share of a read-write lock on one

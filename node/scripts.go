@@ -2,8 +2,6 @@ package node
 
 import (
 	_ "embed"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // The scripts a lock handle and a force run, embedded from their .lua files
@@ -28,12 +26,12 @@ var (
 
 	// Scripts run by SHA (EVALSHA) with a fallback to the body (EVAL) when
 	// the server's script cache does not have them.
-	acquireScript      = redis.NewScript(lockLibLua + acquireLibLua + acquireLua)
-	releaseScript      = redis.NewScript(lockLibLua + releaseLua)
-	extendScript       = redis.NewScript(lockLibLua + extendLua)
-	fenceScript        = redis.NewScript(promoted(fenceLua))
-	forceReleaseScript = redis.NewScript(forceReleaseLua)
-	forceFinishScript  = redis.NewScript(promoted(forceFinishLua))
+	acquireScript      = script("acquire", lockLibLua+acquireLibLua+acquireLua)
+	releaseScript      = script("release", lockLibLua+releaseLua)
+	extendScript       = script("extend", lockLibLua+extendLua)
+	fenceScript        = script("fence", promoted(fenceLua))
+	forceReleaseScript = script("force-release", forceReleaseLua)
+	forceFinishScript  = script("force-finish", promoted(forceFinishLua))
 )
 
 // promoted is a script that first turns a fast-path string lock into its hash

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -71,12 +69,7 @@ func clientLabel(cfg config) (string, error) {
 // one id as likely as 2^-33 among 2^32 clients.
 func newClientID() string {
 	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand does not fail on supported platforms; a UUID's
-		// random bits are the fallback.
-		u := uuid.New()
-		copy(b[:], u[:])
-	}
+	_, _ = rand.Read(b[:]) // never fails (it crashes the program instead)
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
