@@ -288,6 +288,18 @@ func judgeCell(cmd *exec.Cmd, dir, js string, exitMatters bool) (killed string, 
 	return "", nil
 }
 
+// head is s cut to its first n bytes: a result says what killed the
+// mutant first (the cell), then the detail.
+func head(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}
+
+// tail is s cut to its last n bytes: the end of a command's output says
+// why it stopped.
 func tail(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) > n {
@@ -363,7 +375,7 @@ func WriteTable(w io.Writer, list []Mutant, outs []Outcome) {
 				killed++
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %v |\n", o.Mutant, bug[o.Mutant], strings.ReplaceAll(tail(result, 240), "|", "/"), o.Elapsed.Round(time.Second))
+		fmt.Fprintf(w, "| %s | %s | %s | %v |\n", o.Mutant, bug[o.Mutant], strings.ReplaceAll(head(result, 240), "|", "/"), o.Elapsed.Round(time.Second))
 	}
 	fmt.Fprintf(w, "\nscore: %d of %d mutants killed\n", killed, judged)
 }

@@ -42,3 +42,22 @@ func TestEveryMutantApplies(t *testing.T) {
 		t.Errorf("%d mutants, want at least the nine of issue 13", len(List))
 	}
 }
+
+// A long result keeps its start in the table: which cell killed the mutant.
+func TestWriteTableKeepsTheCell(t *testing.T) {
+	var b strings.Builder
+	long := "single × expiry-race: 10 lock keys left without expiry (" + strings.Repeat("n0:quorumlock:{race-0}, ", 20) + ")"
+	WriteTable(&b, []Mutant{{Name: "m", Bug: "a bug"}}, []Outcome{{Mutant: "m", Killed: []string{long}}})
+	row := ""
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "| m |") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "killed: single × expiry-race: 10 lock keys") || !strings.Contains(row, "…") {
+		t.Fatalf("row %q: want the cell first and the rest cut", row)
+	}
+	if !strings.Contains(b.String(), "score: 1 of 1 mutants killed") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}
