@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci vet sim sim-quick sim-mutants
+.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci vet sim sim-quick sim-soak-ci sim-mutants
 
 deps:
 	@scripts/ensure-deps.sh
@@ -68,6 +68,11 @@ mutants-ci: deps-redis
 # 1,000,000, within SIM_SOAK_BUDGET minutes, default 60).
 sim-quick: deps-redis
 	cd jepsen-like && go test -count=1 ./sim
+
+# CI's form of the soak: redlock-5 under minority faults for one minute of
+# wall time (no -race), every run judged.
+sim-soak-ci:
+	cd jepsen-like && SIM_FULL=1 SIM_SOAK_BUDGET=1 go test -count=1 -v -timeout 10m -run 'TestSoak' ./sim
 
 sim: deps-redis
 	cd jepsen-like && SIM_FULL=1 go test -count=1 -v -timeout 0 -run 'TestDifferential|TestQuickCells|TestUnsafeReproduction|TestThroughput|TestSoak' ./sim
