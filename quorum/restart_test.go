@@ -96,6 +96,11 @@ func TestRestartDetection(t *testing.T) {
 		t.Fatalf("warm-up Lock: %v", err)
 	}
 	_ = warm.Unlock(ctx)
+	// Lock returns on a quorum: a node that answered late, or not at all
+	// within its share of the attempt (three CI runs at once), may not be
+	// known yet. Unknown, the restarted node 2 below would only look young
+	// (no previous run_id to name). Make sure all five are known.
+	waitRunIDs(t, detecting, len(servers))
 
 	// The holder gets nodes 0, 1 and 2: another owner sits on 3 and 4.
 	var blockers []interface {
@@ -185,6 +190,40 @@ func reconnect(t *testing.T, c redis.UniversalClient) {
 	for c.Ping(t.Context()).Err() != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("no working connection to the restarted node in 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitRunIDs waits (at most 10 s, else fails t) until c's restart
+// detection has seen the run_id of each of its n nodes, trying the lock
+// again now and then for a node whose answers were lost.
+func waitRunIDs(t *testing.T, c *Client, n int) {
+	t.Helper()
+	rs := c.safety.restart
+	known := func() (missing []int) {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		for i := range n {
+			if l := rs.nodes[restartKey{node: i}]; l == nil || l.runID == "" {
+				missing = append(missing, i)
+			}
+		}
+		return missing
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for try := 0; ; try++ {
+		missing := known()
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restart detection never saw the run_id of nodes %v", missing)
+		}
+		if try%100 == 99 { // a second without: ask again
+			if l, err := mustMutex(t, c, "warm-up").TryLock(t.Context()); err == nil {
+				_ = l.Unlock(t.Context())
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
