@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -32,7 +30,7 @@ func BenchmarkHandoffFair(b *testing.B) {
 			b.Run(fmt.Sprintf("N=5/clients=%d/%s", clients, kind), func(b *testing.B) {
 				ls := make([]handoffLocker, clients)
 				for i := range ls {
-					c, err := New(fairBenchClients(b, servers))
+					c, err := New(clientsOf(b, servers, nil))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -64,18 +62,6 @@ func BenchmarkHandoffFair(b *testing.B) {
 			})
 		}
 	}
-}
-
-// fairBenchClients returns one new go-redis client per server (closed at
-// the end of the benchmark).
-func fairBenchClients(b *testing.B, servers []*localredis.Server) []redis.UniversalClient {
-	out := make([]redis.UniversalClient, len(servers))
-	for i, s := range servers {
-		c := s.Client()
-		b.Cleanup(func() { _ = c.Close() })
-		out[i] = c
-	}
-	return out
 }
 
 // fairCommands is how many calls clients made to the servers (scripts and

@@ -28,19 +28,6 @@ var (
 	_ handoffLocker    = (*FairMutex)(nil)
 )
 
-// fairClients returns one new go-redis client per server: a separate
-// process's connections and pub/sub.
-func fairClients(t *testing.T, servers []*localredis.Server) []redis.UniversalClient {
-	t.Helper()
-	out := make([]redis.UniversalClient, len(servers))
-	for i, s := range servers {
-		c := s.Client()
-		t.Cleanup(func() { _ = c.Close() })
-		out[i] = c
-	}
-	return out
-}
-
 func mustFair(t *testing.T, c *Client, name string, opts ...MutexOption) *FairMutex {
 	t.Helper()
 	f, err := c.FairMutex(name, opts...)
@@ -125,7 +112,7 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 	// onGrant runs inside Lock right after the acquisition, so the history
 	// is in acquisition order; which worker it was is filled in below.
 	for i := range fms {
-		c := newClient(t, fairClients(t, servers), WithTTL(2*time.Second), WithFencing())
+		c := newClient(t, clientsOf(t, servers, nil), WithTTL(2*time.Second), WithFencing())
 		fms[i] = mustFair(t, c, "fifo")
 		fms[i].onGrant = func(waiter string, ticket int64) {
 			mu.Lock()
@@ -436,7 +423,7 @@ func TestFairMutexKilledWaiter(t *testing.T) {
 	dead := fairOther(lines[0], holderID).Waiter
 
 	// A waiter behind it, in this process.
-	c2 := newClient(t, fairClients(t, servers), WithTTL(ttl))
+	c2 := newClient(t, clientsOf(t, servers, nil), WithTTL(ttl))
 	f2 := mustFair(t, c2, "kill")
 	var behind string
 	f2.onGrant = func(w string, _ int64) { behind = w }
@@ -617,7 +604,7 @@ func TestFairMutexPartitionedWaiter(t *testing.T) {
 				order []result
 			)
 			pc := newClient(t, pclients, opts...)
-			bc := newClient(t, fairClients(t, servers), opts...)
+			bc := newClient(t, clientsOf(t, servers, nil), opts...)
 			done := make(chan struct{}, 2)
 			var wg sync.WaitGroup
 			t.Cleanup(func() { cancel(); wg.Wait() }) // before the clients close

@@ -66,20 +66,16 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 	servers, clients := cluster(t, 3)
 	holder := newClient(t, clients)
 	var sets, scripts, attempts atomic.Int64
-	wclients := make([]redis.UniversalClient, len(servers))
-	for i, s := range servers {
-		c := s.Client()
-		c.AddHook(commandCounter(func(cmd redis.Cmder) {
+	wclients := clientsOf(t, servers, func(int) redis.Hook {
+		return beforeCommand(func(cmd redis.Cmder) {
 			switch name := cmd.Name(); {
 			case name == "set" && slices.ContainsFunc(cmd.Args(), func(a any) bool { return a == "nx" }):
 				sets.Add(1)
 			case strings.HasPrefix(name, "eval"):
 				scripts.Add(1)
 			}
-		}))
-		wclients[i] = c
-		t.Cleanup(func() { _ = c.Close() })
-	}
+		})
+	})
 	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e Event) {
 		if e.Op == OpAttempt {
 			attempts.Add(1)
@@ -115,26 +111,5 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 	}
 	if sets.Load() > n {
 		t.Fatalf("the waiter sent %d SET NX over %d attempts on %d nodes: want them on the first try only", sets.Load(), attempts.Load(), n)
-	}
-}
-
-// commandCounter is a go-redis hook that reports each command.
-type commandCounter func(cmd redis.Cmder)
-
-func (f commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (f commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		f(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (f commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			f(c)
-		}
-		return next(ctx, cmds)
 	}
 }

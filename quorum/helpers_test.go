@@ -23,13 +23,7 @@ func cluster(t *testing.T, n int) ([]*localredis.Server, []redis.UniversalClient
 func benchCluster(t testing.TB, n int) ([]*localredis.Server, []redis.UniversalClient) {
 	t.Helper()
 	servers := localredis.StartNT(t, n, localredis.Config{})
-	clients := make([]redis.UniversalClient, n)
-	for i, s := range servers {
-		c := s.Client()
-		clients[i] = c
-		t.Cleanup(func() { _ = c.Close() })
-	}
-	return servers, clients
+	return servers, clientsOf(t, servers, nil)
 }
 
 func newClient(t *testing.T, clients []redis.UniversalClient, opts ...Option) *Client {
@@ -75,5 +69,46 @@ func waitAnswered(t *testing.T, l *Lease, idx ...int) []Vote {
 		if time.Now().After(deadline) {
 			t.Fatalf("the holder's attempt on nodes %v never answered: %s", idx, l.Report())
 		}
+	}
+}
+
+// clientsOf returns a new go-redis client per server (a separate process's
+// connections and pub/sub), closed in t.Cleanup, with hook(i) added to
+// server i's when hook is not nil and returns one.
+func clientsOf(t testing.TB, servers []*localredis.Server, hook func(i int) redis.Hook) []redis.UniversalClient {
+	t.Helper()
+	out := make([]redis.UniversalClient, len(servers))
+	for i, s := range servers {
+		c := s.Client()
+		if hook != nil {
+			if h := hook(i); h != nil {
+				c.AddHook(h)
+			}
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		out[i] = c
+	}
+	return out
+}
+
+// beforeCommand is a go-redis hook that calls f with every command (those
+// of a pipeline too) before it is sent.
+type beforeCommand func(cmd redis.Cmder)
+
+func (f beforeCommand) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f beforeCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		f(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (f beforeCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			f(c)
+		}
+		return next(ctx, cmds)
 	}
 }

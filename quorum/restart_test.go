@@ -72,21 +72,12 @@ func TestRestartDetection(t *testing.T) {
 	servers, clients := cluster(t, 5)
 	const ttl = 2 * time.Second
 	ctx := t.Context()
-	own := func() []redis.UniversalClient {
-		out := make([]redis.UniversalClient, len(servers))
-		for i, s := range servers {
-			c := s.Client()
-			t.Cleanup(func() { _ = c.Close() })
-			out[i] = c
-		}
-		return out
-	}
 	// A generous attempt budget: a slow answer on a busy machine must not
 	// pass for a refusal.
 	const attempt = time.Second
 	holder := newClient(t, clients, WithTTL(ttl), WithAttemptTimeout(attempt))
-	detecting := newClient(t, own(), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
-	plain := newClient(t, own(), WithTTL(ttl), WithAttemptTimeout(attempt))
+	detecting := newClient(t, clientsOf(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	plain := newClient(t, clientsOf(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt))
 
 	// The detecting client learns every node's run_id. Fresh servers are
 	// young (up less than the TTL): it waits until they have been up that

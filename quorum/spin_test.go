@@ -44,15 +44,19 @@ func waiterOnBareMajority(t *testing.T, slowNode2 bool) {
 	servers, clients := cluster(t, 5)
 	holderClients := clients
 	if slowNode2 {
-		holderClients = make([]redis.UniversalClient, len(servers))
-		for i, s := range servers {
-			c := s.Client()
-			if i == 2 {
-				c.AddHook(&delayFirstWrite{delay: 300 * time.Millisecond})
+		// Hold back the holder's first lock request (a script or a SET)
+		// to node 2.
+		var done atomic.Bool
+		holderClients = clientsOf(t, servers, func(i int) redis.Hook {
+			if i != 2 {
+				return nil
 			}
-			holderClients[i] = c
-			t.Cleanup(func() { _ = c.Close() })
-		}
+			return beforeCommand(func(cmd redis.Cmder) {
+				if name := cmd.Name(); (strings.HasPrefix(name, "eval") || name == "set") && !done.Swap(true) {
+					time.Sleep(300 * time.Millisecond)
+				}
+			})
+		})
 	}
 	// Long budgets: the holder's Unlock must reach all three of its nodes
 	// (250 ms was once too short on a loaded CI machine), and its late
@@ -134,28 +138,6 @@ func waiterOnBareMajority(t *testing.T, slowNode2 bool) {
 		t.Errorf("the waiter got the lock %v after the release (last attempt before at %v): not woken by the unlock message", gap, lastAttempt.Sub(unlocked))
 		mu.Unlock()
 	}
-}
-
-// delayFirstWrite holds back the first lock request (a script or a SET)
-// through its client.
-type delayFirstWrite struct {
-	delay time.Duration
-	done  atomic.Bool
-}
-
-func (h *delayFirstWrite) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *delayFirstWrite) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if name := cmd.Name(); (strings.HasPrefix(name, "eval") || name == "set") && !h.done.Swap(true) {
-			time.Sleep(h.delay)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *delayFirstWrite) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 func mustMutexNoT(c *Client, name string) *Mutex {
