@@ -38,7 +38,7 @@ var Peers = []matrix.Mode{
 	{ID: "redislock", Summary: "bsm/redislock on one Redis master",
 		Masters: 1, Majority: true, Lock: peer(adapters.Redislock)},
 	{ID: "rueidislock", Summary: "redis/rueidis rueidislock on one Redis master (KeyMajority 1, renewal on)",
-		Masters: 1, Majority: true, Lock: peer(adapters.Rueidislock)},
+		Masters: 1, Majority: true, AbsoluteExpiry: true, Lock: peer(adapters.Rueidislock)},
 }
 
 // peer is the LockFunc of a peer implementation.

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 	"github.com/quorumlock/quorumlock/localredis"
@@ -57,5 +58,40 @@ func TestPeerCell(t *testing.T) {
 	if r.Acquisitions == 0 || r.StaleAccepted == 0 || r.Verdict != report.Reproduced {
 		t.Errorf("redislock × client-pause: %d acquisitions, %d stale accepted, %s; want > 0, > 0, reproduced",
 			r.Acquisitions, r.StaleAccepted, r.Verdict)
+	}
+}
+
+// rueidislock sets its expiry with PXAT from the client's wall clock: with
+// the node's clock ahead by three quarters of the lease its keys expire
+// early and two leases are valid at once. quorumlock's single mode sends
+// the TTL relative (PX) and stays safe on the same cluster setting.
+func TestClockOffset(t *testing.T) {
+	if _, err := localredis.Find(); err != nil {
+		if localredis.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err := chaos.ClockSupported(); err != nil {
+		if localredis.Required() {
+			t.Fatal(err)
+		}
+		t.Skipf("real clock faults unavailable here: %v", err)
+	}
+	s, _ := matrix.FindScenario(matrix.Scenarios, "clock-offset")
+	peerMode, _ := matrix.FindMode(Peers, "rueidislock")
+	ours, _ := matrix.FindMode(matrix.Modes, "single")
+	for _, tc := range []struct {
+		m      matrix.Mode
+		unsafe bool
+	}{{peerMode, true}, {ours, false}} {
+		r, _, err := matrix.RunCell(t.Context(), matrix.Cell{Mode: tc.m, Scenario: s}, matrix.Quick, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Acquisitions == 0 || r.Verdict != report.Reproduced || (r.ValidOverlaps > 0) != tc.unsafe {
+			t.Errorf("%s × clock-offset: %d acquisitions, %d overlapping valid leases, %s (%s); want > 0 acquisitions, overlaps %v, reproduced",
+				tc.m.ID, r.Acquisitions, r.ValidOverlaps, r.Verdict, r.VerdictNote, tc.unsafe)
+		}
 	}
 }

@@ -63,6 +63,11 @@ type Mode struct {
 	// only to such modes (a peer with its own fixed factor would be judged
 	// against an allowance it does not have).
 	TunesDrift bool
+	// AbsoluteExpiry: the lock sends its keys' expiry as an absolute
+	// wall-clock time read from the client's clock (SET … PXAT), not as a
+	// TTL the node counts on its own clock (PX). The clock-offset scenario
+	// tells the two apart.
+	AbsoluteExpiry bool
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }

@@ -137,6 +137,13 @@ var (
 	ClaimAllNodes = report.Claim{Source: report.RedlockSpec,
 		Text:     "a lock that needs every node (MultiLock) cannot be granted twice by one node losing its key: the other nodes still refuse",
 		Property: checker.LeaseExclusion}
+	// ClaimClockOffset: Redlock assumes no synchronised clocks; a TTL the
+	// node counts on its own clock is immune to an offset between the
+	// client's wall clock and the node's. A lock that sends an absolute
+	// expiry time from the client's clock is not.
+	ClaimClockOffset = report.Claim{Source: report.Antirez,
+		Text:     "Redlock does not need synchronised clocks: an expiry the node counts from its own clock (PX) is immune to an offset between the clients' and the nodes' wall clocks",
+		Property: checker.LeaseExclusion}
 	// ClaimAbandonedExpires: a lock whose holder never releases it (a
 	// crashed holder) frees itself when its TTL ends, also when a
 	// contender reaches the key in its last millisecond.
@@ -593,6 +600,21 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
+		ID: "clock-offset",
+		Summary: "every lock node's wall clock is ahead of the clients' by three quarters of the lease (libfaketime, set before the run: " +
+			"the same as client clocks that are behind); again and again, a worker holds the lock for half its lease (short lease)",
+		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.7},
+		Applies: func(m Mode) bool { return !m.Group },
+		Expect: func(m Mode) Expectation {
+			if m.AbsoluteExpiry {
+				return unsafe(ClaimClockOffset, "the expiry is an absolute time read from the client's clock (PXAT): nodes three quarters of a lease ahead "+
+					"expire each key a quarter of a lease after it was set, while its holder counts on the whole lease")
+			}
+			return safe(ClaimClockOffset, "the TTL goes to the nodes relative (PX): an offset between the clocks moves no expiry")
+		},
+		plan: clockOffsetPlan,
+	},
+	{
 		ID: "holder-isolated",
 		Summary: "leases renewed by a watchdog; the holder is cut off from every lock node while it works " +
 			"longer than the lease, then writes: the watchdog cannot renew, the lease is lost, another worker gets the lock; again and again (short lease)",
@@ -731,6 +753,28 @@ func clockRatePlan(c *cell, rate float64) (plan, error) {
 		return c.holdingStrike(g, t.Lease+t.Lease/4, 0)
 	})
 	p.before, p.driftFactor = before, rateDriftFactor
+	return p, nil
+}
+
+// clockOffsetPlan sets every lock node's wall clock three quarters of a
+// lease ahead (under libfaketime, for the whole run) and holds a worker in
+// its critical section for half its lease, well inside a lease counted
+// from the node's own clock, but past the quarter lease that an expiry
+// sent as an absolute client time leaves.
+func clockOffsetPlan(c *cell) (plan, error) {
+	if err := chaos.ClockSupported(); err != nil {
+		return plan{}, fmt.Errorf("matrix: %s needs libfaketime: %w", c.sc.ID, err)
+	}
+	t := c.timing
+	var before []chaos.Fault
+	for _, n := range c.lockNodes() {
+		before = append(before, &chaos.ClockSkew{Node: n, Offset: t.Lease * 3 / 4})
+	}
+	g := &holdGate{}
+	p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+		return c.holdingStrike(g, t.Lease/2, 0)
+	})
+	p.before = before
 	return p, nil
 }
 

@@ -105,6 +105,7 @@ var wantExpected = map[string]string{
 	"crash-restart-delayed":   "S S S S S S S",
 	"failover":                "- S U - - - -",
 	"client-pause":            "U U U U U S U",
+	"clock-offset":            "S - - S S S S",
 	"holder-isolated":         "U U U U U U U",
 	"clock-jump":              "U U U U U U S",
 	"clock-jump-partition":    "- - - U U U S",
