@@ -253,6 +253,6 @@ func checks(res []Result) []Check {
 			Measured: fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d errors", r.P50us/1e3, r.P99us/1e3, r.MaxUs/1e3, r.Errors),
 			Pass:     r.P99us <= lim && r.Errors == 0})
 	}
-	ratio("fencing on, N=5: fencing ÷ off", find(res, "fencing", 5, 1, ql, "fencing"), find(res, "fencing", 5, 1, ql, "default"), 0.75)
+	ratio("fencing on, N=5: fencing ÷ off", find(res, "fencing", 5, 1, ql, "fencing"), find(res, "fencing", 5, 1, ql, "default"), 0.80)
 	return out
 }
