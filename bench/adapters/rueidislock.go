@@ -154,3 +154,7 @@ func (h *rdHeld) Until() time.Time { return h.until }
 
 // Context ends when rueidislock sees the lock lost (or it is unlocked).
 func (h *rdHeld) Context() context.Context { return h.ctx }
+
+// Done is Context's end as the chaos workload's loss signal
+// (workload.Signaller): the checker then judges when the holder was told.
+func (h *rdHeld) Done() <-chan struct{} { return h.ctx.Done() }

@@ -32,13 +32,13 @@ import (
 // Peers are the peer modes, added after quorumlock's own.
 var Peers = []matrix.Mode{
 	{ID: "redsync-3", Summary: "go-redsync/redsync, majority of 3 independent masters",
-		Masters: 3, Majority: true, Lock: peer(adapters.Redsync)},
+		Masters: 3, Majority: true, FixedLease: true, Lock: peer(adapters.Redsync)},
 	{ID: "redsync-5", Summary: "go-redsync/redsync, majority of 5 independent masters",
-		Masters: 5, Majority: true, Lock: peer(adapters.Redsync)},
+		Masters: 5, Majority: true, FixedLease: true, Lock: peer(adapters.Redsync)},
 	{ID: "redislock", Summary: "bsm/redislock on one Redis master",
-		Masters: 1, Majority: true, Lock: peer(adapters.Redislock)},
+		Masters: 1, Majority: true, FixedLease: true, Lock: peer(adapters.Redislock)},
 	{ID: "rueidislock", Summary: "redis/rueidis rueidislock on one Redis master (KeyMajority 1, renewal on)",
-		Masters: 1, Majority: true, AbsoluteExpiry: true, Lock: peer(adapters.Rueidislock)},
+		Masters: 1, Majority: true, AbsoluteExpiry: true, LateLossSignal: true, Lock: peer(adapters.Rueidislock)},
 }
 
 // peer is the LockFunc of a peer implementation.

@@ -95,3 +95,36 @@ func TestClockOffset(t *testing.T) {
 		}
 	}
 }
+
+// rueidislock's renewal, hung by a partition that holds packets, runs to
+// its deadline a whole validity after it started, so the holder is told of
+// the loss after another worker took the lock over. quorumlock's watchdog
+// ends the lease first.
+func TestRenewalHang(t *testing.T) {
+	if _, err := localredis.Find(); err != nil {
+		if localredis.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	s, _ := matrix.FindScenario(matrix.Scenarios, "renewal-hang")
+	peerMode, _ := matrix.FindMode(Peers, "rueidislock")
+	ours, _ := matrix.FindMode(matrix.Modes, "single")
+	timing := matrix.Quick
+	// Paced ×10: 20 s with a 0.8 s lease, so the late signal (half a
+	// validity, 400 ms) is well past the checker's 200 ms grace.
+	timing.Duration, timing.Lease = 2*time.Second, 800*time.Millisecond
+	for _, tc := range []struct {
+		m      matrix.Mode
+		unsafe bool
+	}{{peerMode, true}, {ours, false}} {
+		r, _, err := matrix.RunCell(t.Context(), matrix.Cell{Mode: tc.m, Scenario: s}, timing, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Acquisitions == 0 || r.Verdict != report.Reproduced || (r.MissedSignals > 0) != tc.unsafe {
+			t.Errorf("%s × renewal-hang: %d acquisitions, %d leases taken over untold, %s (%s); want > 0 acquisitions, missed signals %v, reproduced",
+				tc.m.ID, r.Acquisitions, r.MissedSignals, r.Verdict, r.VerdictNote, tc.unsafe)
+		}
+	}
+}

@@ -158,10 +158,14 @@ const (
 	Fencing Property = "fencing"
 	// Safety: all of the above.
 	Safety Property = "safety"
+	// LossSignal: no lease was taken over while its holder had not been
+	// told of the loss (the Signals check, WithSignalGrace). Not part of
+	// Safety: it judges what a lock tells its holder, not what happened.
+	LossSignal Property = "loss-signal"
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -188,6 +192,8 @@ func (r Report) checks(p Property) []namedResult {
 	rg := namedResult{name: "register linearizability", r: r.Register, verdict: true}
 	cs := namedResult{name: "critical-section linearizability", r: r.CriticalSections, verdict: true}
 	switch p {
+	case LossSignal:
+		return []namedResult{{name: "leases taken over before their holders were told", r: r.Signals}}
 	case MutualExclusion:
 		return []namedResult{me}
 	case LeaseExclusion:

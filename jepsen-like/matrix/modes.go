@@ -68,6 +68,15 @@ type Mode struct {
 	// TTL the node counts on its own clock (PX). The clock-offset scenario
 	// tells the two apart.
 	AbsoluteExpiry bool
+	// FixedLease: the lock cannot renew a lease (no watchdog); scenarios
+	// about renewal do not apply.
+	FixedLease bool
+	// LateLossSignal: the lock's renewal call may outlive the key it
+	// renews (its deadline is a whole validity away) and the holder is
+	// told of the loss only when that call fails. The renewal-hang
+	// scenario shows it; elsewhere a late signal of such a mode is not
+	// counted as a broken property.
+	LateLossSignal bool
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }

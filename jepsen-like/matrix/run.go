@@ -435,7 +435,8 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 			fail(fmt.Sprintf("token order: %d token regressions in a fenced mode", rep.TokenOrder.Count))
 		}
 	}
-	if v := rep.Signals.Verdict; v == checker.Ok || v == checker.Violated {
+	if v := rep.Signals.Verdict; (v == checker.Ok || v == checker.Violated) &&
+		res.Property != string(checker.LossSignal) && !c.Mode.LateLossSignal {
 		judged = append(judged, "loss-signal")
 		if rep.Signals.Verdict == checker.Violated {
 			fail(fmt.Sprintf("loss signal: %d leases taken over while their holders were not told", rep.Signals.Count))

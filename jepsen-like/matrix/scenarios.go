@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -144,6 +143,12 @@ var (
 	ClaimClockOffset = report.Claim{Source: report.Antirez,
 		Text:     "Redlock does not need synchronised clocks: an expiry the node counts from its own clock (PX) is immune to an offset between the clients' and the nodes' wall clocks",
 		Property: checker.LeaseExclusion}
+	// ClaimLossSignalled: a lease-based lock must tell its holder that the
+	// lease is lost before another client can be granted the lock, also
+	// when its renewal hangs instead of failing.
+	ClaimLossSignalled = report.Claim{Source: report.JepsenEtcd,
+		Text:     "a lease can expire while its holder works; the lock must at least tell the holder before another client is granted it, also when its renewal hangs",
+		Property: checker.LossSignal}
 	// ClaimAbandonedExpires: a lock whose holder never releases it (a
 	// crashed holder) frees itself when its TTL ends, also when a
 	// contender reaches the key in its last millisecond.
@@ -623,42 +628,24 @@ var Scenarios = []Scenario{
 		Expect: func(m Mode) Expectation {
 			return unsafe(report.ClaimLeasesNotMutex, "renewal needs the network; the holder learns of the loss only after its work")
 		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			tp := c.cluster.Toxiproxy()
-			if tp == nil {
-				return plan{}, errors.New("matrix: holder-isolated needs the embedded toxiproxy")
+		plan: holderCutPlan,
+	},
+	{
+		ID: "renewal-hang",
+		Summary: "leases renewed in the background; the holder's links to every lock node hang (packets held, no reset) while it works 2½ leases: " +
+			"its renewals hang, its keys expire and another worker takes the lock; the holder must have been told by then (200 ms grace); a series (whole lease, long cell)",
+		LeasesHold: true,
+		Pace:       &Pace{LeaseDiv: 1, DurationMul: 10},
+		Applies:    func(m Mode) bool { return !m.FixedLease },
+		Expect: func(m Mode) Expectation {
+			if m.LateLossSignal {
+				return unsafe(ClaimLossSignalled, "a hung renewal runs to its own deadline, a whole validity after it started, "+
+					"so the holder is told up to half a validity after its keys expired")
 			}
-			// Every worker reaches the nodes through proxies of its own, so
-			// the holder alone can be cut off.
-			opts := make([][]*redis.Options, t.Workers)
-			cuts := make([][]chaos.Fault, t.Workers)
-			for w := range t.Workers {
-				for _, n := range c.lockNodes() {
-					px, err := tp.NewProxy(fmt.Sprintf("%s-worker%d", n.Name(), w), n.Addr())
-					if err != nil {
-						return plan{}, err
-					}
-					opts[w] = append(opts[w], localredis.ClientOptions(px.Addr()))
-					cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px})
-				}
-			}
-			// The holder works 2½ leases: its keys expire about one lease
-			// after the cut, another worker takes over, and the holder
-			// goes on untold for over a lease more — well past the
-			// checker's signal grace (200 ms), so a lock that never
-			// signals the loss is caught. (With 1¾ leases the untold span
-			// was 190–270 ms in quick cells: the silent-watchdog mutant
-			// slipped through.)
-			slow := t.Lease * 5 / 2
-			g := &holdGate{}
-			p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
-				return c.holdOn(g, slow, nil, func(h int) chaos.Fault { return c.faults(cuts[h]...) }), slow + t.Lease/10
-			})
-			p.watchdog = true
-			p.nodes = func(w int) []*redis.Options { return opts[w] }
-			return p, nil
+			return safe(ClaimLossSignalled, "the watchdog's renewal is bounded by the attempt timeout and the lease's validity: "+
+				"a lease it cannot renew ends before its keys can expire")
 		},
+		plan: holderCutPlan,
 	},
 	{
 		ID:      "clock-jump",
@@ -727,6 +714,47 @@ var Scenarios = []Scenario{
 		},
 		plan: randomPlan,
 	},
+}
+
+// holderCutPlan gives every worker proxies of its own in front of the
+// nodes and, again and again, cuts the holder alone off from every node
+// (packets held, no reset) while it works 2½ leases with its lease renewed
+// by a watchdog (holder-isolated, renewal-hang).
+func holderCutPlan(c *cell) (plan, error) {
+	t := c.timing
+	tp := c.cluster.Toxiproxy()
+	if tp == nil {
+		return plan{}, fmt.Errorf("matrix: %s needs the embedded toxiproxy", c.sc.ID)
+	}
+	// Every worker reaches the nodes through proxies of its own, so
+	// the holder alone can be cut off.
+	opts := make([][]*redis.Options, t.Workers)
+	cuts := make([][]chaos.Fault, t.Workers)
+	for w := range t.Workers {
+		for _, n := range c.lockNodes() {
+			px, err := tp.NewProxy(fmt.Sprintf("%s-worker%d", n.Name(), w), n.Addr())
+			if err != nil {
+				return plan{}, err
+			}
+			opts[w] = append(opts[w], localredis.ClientOptions(px.Addr()))
+			cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px})
+		}
+	}
+	// The holder works 2½ leases: its keys expire about one lease
+	// after the cut, another worker takes over, and the holder
+	// goes on untold for over a lease more — well past the
+	// checker's signal grace (200 ms), so a lock that never
+	// signals the loss is caught. (With 1¾ leases the untold span
+	// was 190–270 ms in quick cells: the silent-watchdog mutant
+	// slipped through.)
+	slow := t.Lease * 5 / 2
+	g := &holdGate{}
+	p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+		return c.holdOn(g, slow, nil, func(h int) chaos.Fault { return c.faults(cuts[h]...) }), slow + t.Lease/10
+	})
+	p.watchdog = true
+	p.nodes = func(w int) []*redis.Options { return opts[w] }
+	return p, nil
 }
 
 // rateDriftFactor is the drift factor of the locks in the clock-rate

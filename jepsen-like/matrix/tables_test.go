@@ -106,6 +106,7 @@ var wantExpected = map[string]string{
 	"failover":                "- S U - - - -",
 	"client-pause":            "U U U U U S U",
 	"clock-offset":            "S - - S S S S",
+	"renewal-hang":            "S S S S S S S",
 	"holder-isolated":         "U U U U U U U",
 	"clock-jump":              "U U U U U U S",
 	"clock-jump-partition":    "- - - U U U S",
