@@ -3,7 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -135,8 +135,8 @@ func TestRestartDetection(t *testing.T) {
 
 	// With restart detection: node 2 does not vote, and says why.
 	_, err = mustMutex(t, detecting, "res", WithLeaseTime(ttl)).TryLock(ctx)
-	var re *restartError
-	if !errors.Is(err, ErrNotObtained) || !errors.As(err, &re) || !strings.Contains(err.Error(), restarted) {
+	re := nodeErrorAs[*restartError](err, restarted)
+	if !errors.Is(err, ErrNotObtained) || re == nil {
 		t.Fatalf("TryLock through the restarted node with restart detection: %v, want ErrNotObtained with a *restartError of %s", err, restarted)
 	}
 	if re.PrevRunID == "" || re.PrevRunID == re.RunID || re.Left <= 0 {
@@ -186,17 +186,48 @@ func reconnect(t *testing.T, c redis.UniversalClient) {
 	}
 }
 
+// nodeErrorAs finds, in an attempt's error tree, the error of type E
+// that the node named node reported (a *NodeError for that node wrapping
+// it), or the zero E. errors.As alone would stop at the first node's.
+func nodeErrorAs[E error](err error, node string) E {
+	var zero E
+	switch x := err.(type) {
+	case nil:
+		return zero
+	case *NodeError:
+		var e E
+		if x.Node == node && errors.As(x.Err, &e) {
+			return e
+		}
+		return zero
+	case interface{ Unwrap() []error }:
+		for _, c := range x.Unwrap() {
+			if e := nodeErrorAs[E](c, node); any(e) != any(zero) {
+				return e
+			}
+		}
+		return zero
+	case interface{ Unwrap() error }:
+		return nodeErrorAs[E](x.Unwrap(), node)
+	}
+	return zero
+}
+
 // waitRunIDs waits (at most 10 s, else fails t) until c's restart
-// detection has seen the run_id of each of its n nodes, trying the lock
-// again now and then for a node whose answers were lost.
+// detection has seen the run_id of each of its n nodes and lets each vote
+// (a fresh server sits out until it has been up the restart delay, and
+// INFO's uptime is in whole seconds: a node first seen late may sit out a
+// while after the others), trying the lock again now and then for a node
+// whose answers were lost.
 func waitRunIDs(t *testing.T, c *Client, n int) {
 	t.Helper()
 	rs := c.safety.restart
 	known := func() (missing []int) {
 		rs.mu.Lock()
 		defer rs.mu.Unlock()
+		now := c.cfg.clock.Now()
 		for i := range n {
-			if l := rs.nodes[restartKey{node: i}]; l == nil || l.runID == "" {
+			if l := rs.nodes[restartKey{node: i}]; l == nil || l.runID == "" || now.Before(l.votesAt) {
 				missing = append(missing, i)
 			}
 		}
@@ -209,7 +240,7 @@ func waitRunIDs(t *testing.T, c *Client, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("restart detection never saw the run_id of nodes %v", missing)
+			t.Fatalf("restart detection never saw the run_id of nodes %v, or they never got a vote", missing)
 		}
 		if try%100 == 99 { // a second without: ask again
 			if l, err := mustMutex(t, c, "warm-up").TryLock(t.Context()); err == nil {
@@ -217,5 +248,22 @@ func waitRunIDs(t *testing.T, c *Client, n int) {
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// nodeErrorAs picks the named node's error, not the first node's.
+func TestNodeErrorAs(t *testing.T) {
+	young := &restartError{RunID: "new-a"}
+	restarted := &restartError{RunID: "new-b", PrevRunID: "old-b"}
+	err := fmt.Errorf("attempt: %w", errors.Join(ErrNotObtained,
+		&NodeError{Node: "a:1", Err: young}, &NodeError{Node: "b:2", Err: fmt.Errorf("gate: %w", restarted)}))
+	if got := nodeErrorAs[*restartError](err, "b:2"); got != restarted {
+		t.Errorf("b:2: got %+v, want %+v", got, restarted)
+	}
+	if got := nodeErrorAs[*restartError](err, "a:1"); got != young {
+		t.Errorf("a:1: got %+v, want %+v", got, young)
+	}
+	if got := nodeErrorAs[*restartError](err, "c:3"); got != nil {
+		t.Errorf("c:3: got %+v, want nil", got)
 	}
 }
