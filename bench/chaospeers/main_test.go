@@ -41,12 +41,7 @@ func TestPeerModes(t *testing.T) {
 // A peer through the whole pipeline: redislock under a client pause
 // accepts the paused holder's stale write (it has no fencing tokens).
 func TestPeerCell(t *testing.T) {
-	if _, err := localredis.Find(); err != nil {
-		if localredis.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needRedis(t)
 	m, _ := matrix.FindMode(Peers, "redislock")
 	s, _ := matrix.FindScenario(matrix.Scenarios, "client-pause")
 	timing := matrix.Quick
@@ -66,34 +61,15 @@ func TestPeerCell(t *testing.T) {
 // early and two leases are valid at once. quorumlock's single mode sends
 // the TTL relative (PX) and stays safe on the same cluster setting.
 func TestClockOffset(t *testing.T) {
-	if _, err := localredis.Find(); err != nil {
-		if localredis.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needRedis(t)
 	if err := chaos.ClockSupported(); err != nil {
 		if localredis.Required() {
 			t.Fatal(err)
 		}
 		t.Skipf("real clock faults unavailable here: %v", err)
 	}
-	s, _ := matrix.FindScenario(matrix.Scenarios, "clock-offset")
-	peerMode, _ := matrix.FindMode(Peers, "rueidislock")
-	ours, _ := matrix.FindMode(matrix.Modes, "single")
-	for _, tc := range []struct {
-		m      matrix.Mode
-		unsafe bool
-	}{{peerMode, true}, {ours, false}} {
-		r, _, err := matrix.RunCell(t.Context(), matrix.Cell{Mode: tc.m, Scenario: s}, matrix.Quick, 1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Acquisitions == 0 || r.Verdict != report.Reproduced || (r.ValidOverlaps > 0) != tc.unsafe {
-			t.Errorf("%s × clock-offset: %d acquisitions, %d overlapping valid leases, %s (%s); want > 0 acquisitions, overlaps %v, reproduced",
-				tc.m.ID, r.Acquisitions, r.ValidOverlaps, r.Verdict, r.VerdictNote, tc.unsafe)
-		}
-	}
+	rueidislockAgainstOurs(t, "clock-offset", matrix.Quick, "overlapping valid leases",
+		func(r report.Result) int { return r.ValidOverlaps })
 }
 
 // rueidislock's renewal, hung by a partition that holds packets, runs to
@@ -101,19 +77,23 @@ func TestClockOffset(t *testing.T) {
 // the loss after another worker took the lock over. quorumlock's watchdog
 // ends the lease first.
 func TestRenewalHang(t *testing.T) {
-	if _, err := localredis.Find(); err != nil {
-		if localredis.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	s, _ := matrix.FindScenario(matrix.Scenarios, "renewal-hang")
-	peerMode, _ := matrix.FindMode(Peers, "rueidislock")
-	ours, _ := matrix.FindMode(matrix.Modes, "single")
+	needRedis(t)
 	timing := matrix.Quick
 	// Paced ×10: 20 s with a 0.8 s lease, so the late signal (half a
 	// validity, 400 ms) is well past the checker's 200 ms grace.
 	timing.Duration, timing.Lease = 2*time.Second, 800*time.Millisecond
+	rueidislockAgainstOurs(t, "renewal-hang", timing, "leases taken over untold",
+		func(r report.Result) int { return r.MissedSignals })
+}
+
+// rueidislockAgainstOurs runs scenario for rueidislock, which must show
+// violations (count > 0), and for quorumlock's single mode, which must not;
+// both verdicts must be "reproduced" (what the cell expects).
+func rueidislockAgainstOurs(t *testing.T, scenario string, timing matrix.Timing, what string, count func(report.Result) int) {
+	t.Helper()
+	s, _ := matrix.FindScenario(matrix.Scenarios, scenario)
+	peerMode, _ := matrix.FindMode(Peers, "rueidislock")
+	ours, _ := matrix.FindMode(matrix.Modes, "single")
 	for _, tc := range []struct {
 		m      matrix.Mode
 		unsafe bool
@@ -122,9 +102,20 @@ func TestRenewalHang(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Acquisitions == 0 || r.Verdict != report.Reproduced || (r.MissedSignals > 0) != tc.unsafe {
-			t.Errorf("%s × renewal-hang: %d acquisitions, %d leases taken over untold, %s (%s); want > 0 acquisitions, missed signals %v, reproduced",
-				tc.m.ID, r.Acquisitions, r.MissedSignals, r.Verdict, r.VerdictNote, tc.unsafe)
+		if n := count(r); r.Acquisitions == 0 || r.Verdict != report.Reproduced || (n > 0) != tc.unsafe {
+			t.Errorf("%s × %s: %d acquisitions, %d %s, %s (%s); want > 0 acquisitions, %s %v, reproduced",
+				tc.m.ID, scenario, r.Acquisitions, n, what, r.Verdict, r.VerdictNote, what, tc.unsafe)
 		}
+	}
+}
+
+// needRedis skips (or, when Redis is required, fails) without redis-server.
+func needRedis(t *testing.T) {
+	t.Helper()
+	if _, err := localredis.Find(); err != nil {
+		if localredis.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
 	}
 }
