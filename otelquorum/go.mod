@@ -1,6 +1,6 @@
 module github.com/quorumlock/quorumlock/otelquorum
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/quorumlock/quorumlock v0.0.0
