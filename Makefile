@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci vet sim sim-quick sim-soak-ci sim-mutants
+.PHONY: demo test test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci vet sim sim-quick sim-soak-ci sim-mutants
 
 deps:
 	@scripts/ensure-deps.sh
@@ -14,6 +14,25 @@ demo: deps-redis
 
 test: deps
 	scripts/test.sh
+
+# The library's tests on the newest Go toolchain (go1.27.3, from the module
+# proxy) and at the newest go-redis v9 (in a copy of go.mod), without -race.
+test-versions: deps-redis
+	scripts/test-versions.sh
+
+# The exported API of the library against the last release's committed
+# baseline (api/vX.Y.Z.apidiff): an incompatible change fails unless
+# CHANGELOG.md lists it under the next major version.
+api-check:
+	@scripts/api.sh check
+
+# Regenerate the baseline: VERSION defaults to CHANGELOG.md's newest release.
+api-snapshot:
+	@scripts/api.sh snapshot $(VERSION)
+
+# Tag a release locally (never pushes): make release VERSION=vX.Y.Z.
+release:
+	@scripts/release.sh "$(VERSION)"
 
 # The Redis and toxiproxy images of the Docker backend and docker-compose.yml,
 # built without a registry; prints the variables that select them
