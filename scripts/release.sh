@@ -20,7 +20,7 @@ grep -qE "^## \[v?${num//./\\.}\] - [0-9]{4}-[0-9]{2}-[0-9]{2}" CHANGELOG.md ||
 if git rev-parse -q --verify "refs/tags/$ver" >/dev/null; then die "tag $ver exists already"; fi
 [[ -z $(git status --porcelain) ]] || die "the work tree is not clean: commit or stash first ($(git status --porcelain | wc -l) paths)"
 if ! out=$(scripts/api.sh same "$ver" 2>&1 && scripts/api.sh check 2>&1); then
-  die "API check failed: $(echo "$out" | grep '^api:' | tail -1 | sed 's/^api: //')"
+  die "API check failed: $(echo "$out" | grep '^api:' | tail -1 | sed 's/^api: //; s/ (above)//') (details: make api-check)"
 fi
 git tag -a "$ver" -m "quorumlock $ver"
 echo "release: tagged $(git rev-parse --short HEAD) as $ver (annotated, local); publish with: git push origin $ver"
