@@ -124,6 +124,12 @@ func TestQuickstartRuns(t *testing.T) {
 			if err != nil || len(keys) != 0 {
 				t.Errorf("%s: lock key still there (%q, %v)", s.Addr(), keys, err)
 			}
+			// No key of the program's (fencing counters aside, which
+			// localredis leaves to their own tests) stays for good.
+			forever, err := s.KeysWithoutExpiry(t.Context())
+			if err != nil || len(forever) != 0 {
+				t.Errorf("%s: keys without expiry after the program ended: %q (%v)", s.Addr(), forever, err)
+			}
 		}
 	})
 
