@@ -596,12 +596,6 @@ func (m *MultiLock) Held() bool {
 	return m.state == held
 }
 
-// DriftAllowance is the part of ttl given up to clock drift with this
-// MultiLock's factor.
-func (m *MultiLock) DriftAllowance(ttl time.Duration) time.Duration {
-	return drift.Allowance(ttl, m.cfg.factor)
-}
-
 // String names the sub-locks.
 func (m *MultiLock) String() string {
 	return fmt.Sprintf("multilock%v", m.names)
