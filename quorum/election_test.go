@@ -336,3 +336,26 @@ func TestRunLeaderErrorAndOptions(t *testing.T) {
 		t.Error("empty name accepted")
 	}
 }
+
+// The leader's value lives as long as the term: renewals keep it (the
+// extend script re-arms it with the lock), well past the first TTL.
+func TestElectionValueOutlivesTTLWhileRenewed(t *testing.T) {
+	_, clients := cluster(t, 3)
+	ctx := t.Context()
+	e := mustElection(t, newClient(t, clients, WithTTL(300*time.Millisecond)), "renewed")
+	term, err := e.Campaign(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond) // four TTLs
+	if err := term.Err(); err != nil {
+		t.Skipf("the term was lost on a loaded machine: %v", err)
+	}
+	info, err := e.Leader(ctx)
+	if err != nil || info.Term != term.Number() || info.Value != "v" {
+		t.Errorf("Leader after four TTLs: %+v, %v", info, err)
+	}
+	if err := term.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
