@@ -146,8 +146,11 @@ type Client struct {
 	mlOptsOnce sync.Once
 	mlOpts     []multilock.Option // per name (buildMLOpts)
 	mlOptsAll  []multilock.Option // over the names of a MutexAll
-	safety     safetyState        // state of the safety options (safety.go)
-	admin      *admin.Tools       // the operator's tools (Admin)
+	// mlOptsFenced: mlOpts with fencing on, for elections (election.go).
+	mlOptsFenced []multilock.Option
+	obsStop      observerStop // ends Election.Observe goroutines (election.go)
+	safety       safetyState  // state of the safety options (safety.go)
+	admin        *admin.Tools // the operator's tools (Admin)
 }
 
 // New returns a client over the given go-redis clients, one per independent
@@ -254,6 +257,7 @@ func (c *Client) Close() error {
 	c.endLeases(leases)
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
+	c.stopObservers() // election.go; they are counted in wg
 	errs := fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Close() })
 	c.wg.Wait()
 	c.workers.Close()

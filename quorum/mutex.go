@@ -50,6 +50,9 @@ type Mutex struct {
 	// first try skips a SET NX that would fail. A waiting Lock's later
 	// tries expect it too (see build).
 	live atomic.Int32
+	// elect: the lock of an Election (election.go): always fenced (its
+	// token is the term), and its node shares carry the leader's value.
+	elect bool
 }
 
 // Mutex returns the lock called name.
@@ -157,6 +160,9 @@ func (m *Mutex) build(owner string, try int, fa *fairAttempt) (*multilock.MultiL
 		for i := range c.nodes {
 			ls[i] = m.nodeLock(i, j, owner, attempt, fa, held)
 		}
+		if m.elect {
+			return multilock.New(ls, c.mlOptsFenced...)
+		}
 		return multilock.New(ls, c.mlOpts...)
 	}
 	if len(m.names) == 1 {
@@ -188,9 +194,12 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held 
 	case m.rw != rwNone:
 		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
 	default:
-		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing)
+		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing || m.elect)
 		if held {
 			nl.ExpectHeld()
+		}
+		if m.elect {
+			nl.Elect()
 		}
 		if !c.gated() {
 			return nl
@@ -213,6 +222,8 @@ func (c *Client) buildMLOpts() {
 		multilock.WithWorkers(c.workers),
 	}
 	c.mlOpts = append(base[:len(base):len(base)], multilock.WithFencing(c.cfg.fencing))
+	// An election's term is a fencing token whatever the client's option.
+	c.mlOptsFenced = append(base[:len(base):len(base)], multilock.WithFencing(true))
 	// The members fence themselves; the outer All only groups them.
 	c.mlOptsAll = append(base[:len(base):len(base)], multilock.WithPolicy(All))
 }
