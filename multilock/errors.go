@@ -48,7 +48,8 @@ type NodeError struct {
 func (e *NodeError) Error() string { return e.Node + ": " + bare(e.Err) }
 func (e *NodeError) Unwrap() error { return e.Err }
 
-// Operations an Error reports on.
+// Operations an Error reports on. Another op names its summary after
+// the kind (the caller's sentinel).
 const (
 	OpAcquire = "acquire"
 	OpExtend  = "extend"
@@ -224,8 +225,13 @@ func (e *Error) head() string {
 		return subject + " not extended"
 	case OpRelease:
 		return subject + " not released on a quorum"
+	case OpAcquire, "":
+		return subject + " not obtained"
 	}
-	return subject + " not obtained"
+	if e.kind != nil {
+		return bare(e.kind)
+	}
+	return e.Op + " failed"
 }
 
 // body is what the sub-locks answered, the causes first and the caller's
@@ -298,9 +304,9 @@ func (e *Error) tally() string {
 		parts = append(parts, of(e.Undecided)+" did not answer")
 	}
 	if e.Granted > 0 && len(parts) > 0 {
-		verb := map[string]string{OpExtend: "extended", OpRelease: "released", OpFence: "written"}[e.Op]
+		verb := map[string]string{OpAcquire: "granted", OpExtend: "extended", OpRelease: "released", OpFence: "written"}[e.Op]
 		if verb == "" {
-			verb = "granted"
+			verb = "answered"
 		}
 		parts = append(parts, verb+" on "+of(e.Granted))
 	}

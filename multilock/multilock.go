@@ -82,17 +82,20 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	if n == 0 {
 		return nil, errors.New("quorumlock: no sub-locks given")
 	}
-	if cfg.policy == nil || cfg.clock == nil {
-		return nil, errors.New("quorumlock: nil policy or clock")
+	if cfg.policy == nil {
+		return nil, errors.New("quorumlock: WithPolicy(nil): give a policy, e.g. multilock.Majority")
+	}
+	if cfg.clock == nil {
+		return nil, errors.New("quorumlock: WithClock(nil): give a clock, e.g. drift.System")
 	}
 	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("quorumlock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
+		return nil, fmt.Errorf("quorumlock: WithPolicy: the policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
 	}
-	if cfg.factor < 0 || cfg.factor >= 1 {
-		return nil, fmt.Errorf("quorumlock: drift factor must be in [0, 1), got %v", cfg.factor)
+	if f := cfg.factor; f < 0 || f >= 1 || f != f {
+		return nil, fmt.Errorf("quorumlock: WithDriftFactor(%v): the factor must be in [0, 1)", f)
 	}
 	if cfg.releaseTimeout <= 0 {
-		return nil, fmt.Errorf("quorumlock: release timeout must be positive, got %v", cfg.releaseTimeout)
+		return nil, fmt.Errorf("quorumlock: WithReleaseTimeout(%v): must be positive", cfg.releaseTimeout)
 	}
 	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
 	if n == 1 {

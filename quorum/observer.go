@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/multilock"
+
+	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
 // Op names the lock operation an Event reports; its value is the name
@@ -225,7 +227,7 @@ func (l *Lease) observedRelease(ctx context.Context, ended error) (bool, error) 
 	}
 	start := time.Now()
 	ok, err := l.ml.Release(ctx)
-	e := Event{Op: OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: errors.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
+	e := Event{Op: OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: oneline.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
 	switch {
 	case errors.Is(ended, ErrLeaseExpired):
 		e.Outcome = OutcomeExpired
