@@ -39,6 +39,15 @@ var (
 	ErrFenceNotWritten = errors.New("quorumlock: fencing token not written back to a quorum")
 )
 
+// errNotHeldHere is a sub-lock's refusal of an extend or release: it does
+// not hold this acquisition's share. errors.Is finds ErrNotHeld in it.
+var errNotHeldHere error = notHeldHere{}
+
+type notHeldHere struct{}
+
+func (notHeldHere) Error() string        { return "not held by this acquisition" }
+func (notHeldHere) Is(target error) bool { return target == ErrNotHeld }
+
 // NodeError is the error of one sub-lock.
 type NodeError struct {
 	Node string

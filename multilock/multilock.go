@@ -453,7 +453,7 @@ func (m *MultiLock) Extend(ctx context.Context, ttl time.Duration) (bool, error)
 			return vote{}, done && err == nil, err
 		},
 		func(a answer) bool {
-			t.add(a, ErrNotHeld, m.names[a.i])
+			t.add(a, errNotHeldHere, m.names[a.i])
 			return t.ok >= need || t.bad > m.limit
 		},
 		func(answer) {})
@@ -540,7 +540,7 @@ func (m *MultiLock) release(ctx context.Context, rollback bool) (bool, error) {
 			return vote{}, freed, err
 		},
 		func(a answer) bool {
-			t.add(a, ErrNotHeld, m.names[a.i])
+			t.add(a, errNotHeldHere, m.names[a.i])
 			return t.ok >= need || t.bad > m.limit
 		},
 		func(answer) {})

@@ -54,3 +54,15 @@ func withCtxErr(ctx context.Context, err error) error {
 	}
 	return oneline.Join(err, cerr)
 }
+
+// mlExtend and mlRelease are the lease's multilock calls with the lock's
+// name in their errors.
+func (l *Lease) mlExtend(ctx context.Context) (bool, error) {
+	ok, err := l.ml.Extend(ctx, l.ttl)
+	return ok, l.m.named(err)
+}
+
+func (l *Lease) mlRelease(ctx context.Context) (bool, error) {
+	ok, err := l.ml.Release(ctx)
+	return ok, l.m.named(err)
+}
