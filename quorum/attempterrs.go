@@ -77,8 +77,10 @@ func (a *attemptErrs) final(ctx context.Context, last error) error {
 	for _, n := range a.order {
 		e.WithCause(a.best[n])
 	}
-	if e.Total > 0 {
-		e.Undecided = max(0, e.Total-len(a.order))
+	if le != nil && le.Total > 0 {
+		// The nodes without an error granted or were undecided last time.
+		e.Granted = le.Granted
+		e.Undecided = max(0, le.Total-len(a.order)-le.Granted)
 	}
 	return markUnanswered(withCtxErr(ctx, e))
 }

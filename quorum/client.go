@@ -14,11 +14,10 @@ import (
 
 	"github.com/quorumlock/quorumlock/drift"
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum/admin"
-
-	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
 // Errors. Failures to obtain a lock wrap ErrNotObtained joined with one

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-
 	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
