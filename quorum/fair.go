@@ -296,6 +296,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer f.putSlot(slot)
 	signal := slot.signal
 	var w *fairWaiter
+	var seen attemptErrs // the best error per node across attempts (attempterrs.go)
 	noTicket, splits, try := 0, 0, 0
 	for {
 		if w == nil {
@@ -340,8 +341,12 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			}
 			return f.m.newLease(ml, owner)
 		}
+		seen.add(err)
 		if stop, err := givesUp(ctx, err); stop {
 			f.leave(w)
+			if ctx.Err() != nil {
+				return nil, seen.final(ctx, err)
+			}
 			return nil, err
 		}
 		if !w.keeps(need) {
@@ -374,7 +379,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		}
 		if cerr := f.sleep(ctx, signal, delay); cerr != nil {
 			f.leave(w)
-			return nil, withCtxErr(ctx, err)
+			return nil, seen.final(ctx, err)
 		}
 	}
 }
