@@ -227,7 +227,8 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 		if cut {
 			errs = append(errs, ctx.Err())
 		}
-		return false, wait, 0, e.WithCause(errors.Join(errs...))
+		e.add(errs...)
+		return false, wait, 0, e
 	}
 	if nGranted < need {
 		return fail(nil)
