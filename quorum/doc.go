@@ -55,11 +55,11 @@
 // when fewer than a quorum answer.
 //
 // go-redis logs through one process-global logger, to stderr: while nodes
-// are down it writes about 20 lines a second. Route it to slog, or discard
-// it, once at start:
+// are down it writes more than ten lines a second. Route it to slog (see
+// RedisLogger), or discard it, once at start:
 //
-//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default()}) // at Warn
-//	redis.SetLogger(quorum.RedisLogger{})                       // discard
+//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
+//	redis.SetLogger(quorum.RedisLogger{}) // discard
 //
 // # Leases
 //
