@@ -247,11 +247,15 @@ func (e *Error) head() string {
 // context last, on one line and without the prefix.
 func (e *Error) body() string {
 	var parts []string
+	tally := e.tally()
 	for _, c := range e.causes {
+		if c == ErrLost && strings.Contains(tally, "no longer held on ") {
+			continue // the tally says it, with numbers
+		}
 		parts = append(parts, bare(c))
 	}
-	if s := e.tally(); s != "" {
-		parts = append(parts, s)
+	if tally != "" {
+		parts = append(parts, tally)
 	}
 	if e.ctx != nil {
 		parts = append(parts, e.ctx.Error())
@@ -259,12 +263,15 @@ func (e *Error) body() string {
 	return strings.Join(parts, "; ")
 }
 
+// maxQuoted is how many failed sub-locks a summary quotes.
+const maxQuoted = 3
+
 // tally counts the sub-locks by answer: "held by another owner on 2 of 3
-// nodes, 1 did not answer". A failure other than a refusal or a timeout
-// is quoted (the first, most telling one).
+// nodes, 1 did not answer". Failures other than a refusal or a timeout are
+// quoted, up to maxQuoted of them: which node, and why.
 func (e *Error) tally() string {
 	var refused, gone, slow, failed int
-	var first *NodeError
+	var quoted []string // the failures, most telling first: which nodes, and why
 	var nested []string
 	for _, ne := range e.nodes {
 		var me *Error
@@ -281,8 +288,8 @@ func (e *Error) tally() string {
 			refused++
 		default:
 			failed++
-			if first == nil {
-				first = ne
+			if len(quoted) < maxQuoted {
+				quoted = append(quoted, ne.Node+": "+bare(ne.Err))
 			}
 		}
 	}
@@ -304,7 +311,10 @@ func (e *Error) tally() string {
 		parts = append(parts, "no longer held on "+of(gone))
 	}
 	if failed > 0 {
-		parts = append(parts, fmt.Sprintf("%s failed (%s: %s)", of(failed), first.Node, bare(first.Err)))
+		if failed > maxQuoted {
+			quoted = append(quoted, fmt.Sprintf("and %d more", failed-maxQuoted))
+		}
+		parts = append(parts, fmt.Sprintf("%s failed (%s)", of(failed), strings.Join(quoted, "; ")))
 	}
 	if slow > 0 {
 		parts = append(parts, of(slow)+" timed out")

@@ -90,7 +90,7 @@ func TestErrorFormats(t *testing.T) {
 				_, err := m.Extend(ctx, time.Second)
 				return err
 			},
-			is: []error{ErrNotHeld, ErrLost}, contains: "lock not extended: lock no longer held on a quorum; no longer held on ", first: ErrNotHeld,
+			is: []error{ErrNotHeld, ErrLost}, contains: "lock not extended: no longer held on ", first: ErrNotHeld,
 		},
 		{
 			name: "release not held",

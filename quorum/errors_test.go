@@ -12,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -119,8 +120,8 @@ func TestErrorFormatsOnNodes(t *testing.T) {
 				l.Unlock(t.Context())
 				return err
 			},
-			is:    []error{quorum.ErrNotHeld},
-			says:  `quorumlock: lock "orders/45" not extended: `,
+			is:    []error{quorum.ErrNotHeld, multilock.ErrLost},
+			says:  `quorumlock: lock "orders/45" not extended: no longer held on `,
 			first: quorum.ErrNotHeld,
 		},
 		{
