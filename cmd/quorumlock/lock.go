@@ -188,8 +188,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	if uerr != nil {
 		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %v (the lock expires by its TTL)\n", name, uerr)
 	}
-	if code := exitCode(waitErr, 1); code != 0 {
-		return &exitError{code: code}
+	if exitCode(waitErr, exitFailure) != 0 {
+		// The command's own status, passed on.
+		return &exitError{code: exitCode(waitErr, exitFailure)}
 	}
 	return nil
 }
