@@ -36,8 +36,8 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
-	if *ttl <= 0 {
-		return fmt.Errorf("%w: --ttl %v: give the positive TTL your clients use, such as --ttl 10s", errUsage, *ttl)
+	if err := checkTTL(*ttl); err != nil {
+		return err
 	}
 	if *wait < 0 {
 		return fmt.Errorf("%w: --replicas %d is negative: give the replicas your clients wait for, or 0", errUsage, *wait)

@@ -94,8 +94,8 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("%w: give a COMMAND to run while holding %q: quorumlock lock %s -- COMMAND [ARGS...]", errUsage, name, name)
 	}
-	if *ttl <= 0 {
-		return fmt.Errorf("%w: --ttl %v: give a positive duration such as --ttl 10s", errUsage, *ttl)
+	if err := checkTTL(*ttl); err != nil {
+		return err
 	}
 	if *wait < 0 {
 		return fmt.Errorf("%w: --wait %v is negative: give a positive duration such as --wait 30s, or 0 to wait for ever", errUsage, *wait)
@@ -222,7 +222,7 @@ func acquire(ctx context.Context, m *quorum.Mutex, name string, wait time.Durati
 			how = "at once (--try)"
 		}
 		if why := watch.unsure(); why != "" {
-			return nil, &exitError{code: exitUnsure, msg: fmt.Sprintf("lock %q not obtained %s: only %s; make the nodes reachable and run it again", name, how, why)}
+			return nil, &exitError{code: exitUnsure, msg: fmt.Sprintf("lock %q not obtained %s: %s; make the nodes reachable and run it again", name, how, why)}
 		}
 		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %s", name, how, watch.holders())}
 	}

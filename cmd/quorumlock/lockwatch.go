@@ -75,7 +75,7 @@ func (w *nodeWatch) Observe(_ context.Context, e quorum.Event) {
 	case answer < w.need:
 		now := time.Now()
 		if !w.short || silent != w.silent || now.Sub(w.reported) >= reportEvery {
-			fmt.Fprintf(w.out, "quorumlock lock: waiting for %q: %s\n", w.name, w.shortBy(answer, silent))
+			fmt.Fprintf(w.out, "quorumlock lock: waiting for %q: %s\n", w.name, silent)
 			w.short, w.reported, w.silent = true, now, silent
 		}
 	case w.short:
@@ -84,23 +84,32 @@ func (w *nodeWatch) Observe(_ context.Context, e quorum.Event) {
 	}
 }
 
-// count is how many nodes answer (those not heard from yet count as
-// answering) and the others with why, as " (node: why; ...)". w.mu is held.
+// count is how many nodes answer (a node not heard from yet counts as
+// answering: an attempt may be decided before it answers) and, when fewer
+// than a lock needs, what to say: how many answer, or how many do not
+// when some were not heard yet, with each silent node and why. w.mu is
+// held.
 func (w *nodeWatch) count() (int, string) {
 	var parts []string
+	heard := 0
 	for _, n := range w.nodes {
-		if a, ok := w.last[n]; ok && a.err != nil {
+		a, ok := w.last[n]
+		if ok {
+			heard++
+		}
+		if ok && a.err != nil {
 			parts = append(parts, n+": "+nodeReason(a.err))
 		}
 	}
-	if len(parts) == 0 {
-		return len(w.nodes), ""
+	answer, n := len(w.nodes)-len(parts), len(w.nodes)
+	if answer >= w.need {
+		return answer, ""
 	}
-	return len(w.nodes) - len(parts), " (" + strings.Join(parts, "; ") + ")"
-}
-
-func (w *nodeWatch) shortBy(answer int, silent string) string {
-	return fmt.Sprintf("%d of %d nodes answer, a lock needs %d%s", answer, len(w.nodes), w.need, silent)
+	silent := " (" + strings.Join(parts, "; ") + ")"
+	if heard < n {
+		return answer, fmt.Sprintf("%d of %d nodes do not answer, a lock needs %d%s", len(parts), n, w.need, silent)
+	}
+	return answer, fmt.Sprintf("%d of %d nodes answer, a lock needs %d%s", answer, n, w.need, silent)
 }
 
 // unsure says, after a lock was not obtained, whether it was because too
@@ -109,7 +118,7 @@ func (w *nodeWatch) unsure() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if answer, silent := w.count(); answer < w.need {
-		return w.shortBy(answer, silent)
+		return silent
 	}
 	return ""
 }

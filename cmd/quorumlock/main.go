@@ -11,8 +11,11 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/drift"
 )
 
 // command is one subcommand.
@@ -249,6 +252,19 @@ func oneLine(s string) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// checkTTL refuses a --ttl that no lease could live with: not positive,
+// or not above its drift allowance (drift.Check, with the default factor
+// the CLI's clients use).
+func checkTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("%w: --ttl %v: give a positive duration such as --ttl 10s", errUsage, ttl)
+	}
+	if err := drift.Check(ttl, drift.DefaultFactor); err != nil {
+		return fmt.Errorf("%w: --ttl %v: %s", errUsage, ttl, message("", err.Error()))
+	}
+	return nil
 }
 
 // flags makes a FlagSet for a subcommand that reports errors instead of

@@ -48,11 +48,16 @@ func checkNodes(spec string) error {
 	if len(fields) == 0 {
 		return errors.New("--nodes is empty: give the nodes, e.g. --nodes redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379, or leave the flag out to use $" + quorum.EnvNodes)
 	}
+	seen := map[string]bool{}
 	for _, f := range fields {
 		u := f
 		if !strings.Contains(u, "://") {
 			u = "redis://" + u
 		}
+		if seen[u] {
+			return fmt.Errorf("node %q is named twice: every node must be a distinct Redis deployment", redactURL(f))
+		}
+		seen[u] = true
 		if _, err := redis.ParseURL(u); err != nil {
 			var ue *url.Error
 			if errors.As(err, &ue) {

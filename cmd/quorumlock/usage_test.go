@@ -50,6 +50,8 @@ func TestUsageErrorsOnStderr(t *testing.T) {
 		{[]string{"lock", "--ttl", "0", "x", "--", "true"}, []string{"--ttl 0s"}},
 		{[]string{"lock", "--ttl", "-1s", "x", "--", "true"}, []string{"--ttl -1s"}},
 		{[]string{"lock", "--ttl", "soon", "x", "--", "true"}, []string{"invalid value"}},
+		{[]string{"lock", "--ttl", "1ms", "x", "--", "true"}, []string{"--ttl 1ms: ttl 1ms is not larger than its drift allowance"}},
+		{[]string{"lock", "--nodes", "127.0.0.1:7,redis://127.0.0.1:7", "x", "--", "true"}, []string{"named twice"}},
 		{[]string{"lock", "--grace", "-1s", "x", "--", "true"}, []string{"--grace -1s is negative"}},
 		{[]string{"lock", "x", "--", "true"}, []string{"no nodes given", "QUORUMLOCK_NODES"}},
 		{[]string{"lock", "--nodes", "", "x", "--", "true"}, []string{"--nodes is empty"}},
