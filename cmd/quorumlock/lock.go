@@ -167,7 +167,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		if f := forcedSince(c, name, started); f != "" {
 			why = fmt.Errorf("%w: %s", why, f)
 		}
-		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%v); stopping the command\n", name, why)
+		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%s); stopping the command\n", name, message("lock", why.Error()))
 		waitErr = stop(cmd, exited, *grace)
 	case <-ctx.Done():
 		why = ctx.Err()
@@ -186,7 +186,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("interrupted: %v", why)}
 	}
 	if uerr != nil {
-		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %v (the lock expires by its TTL)\n", name, uerr)
+		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %s (the lock expires by its TTL)\n", name, message("lock", uerr.Error()))
 	}
 	if exitCode(waitErr, exitFailure) != 0 {
 		// The command's own status, passed on.
