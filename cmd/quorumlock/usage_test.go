@@ -140,3 +140,21 @@ func doubledPrefix(line string) bool {
 	m := regexp.MustCompile(`^quorumlock (\w+): (\w+): `).FindStringSubmatch(line)
 	return m != nil && m[1] == m[2]
 }
+
+// The CLI prefixes an error once: the library's "quorumlock: " and a
+// package's own "console: " go, wherever an error was wrapped, and a
+// joined error becomes one line.
+func TestMessageOnePrefixOneLine(t *testing.T) {
+	for _, tc := range []struct{ cmd, in, want string }{
+		{"lock", "quorumlock: lock not obtained", "lock not obtained"},
+		{"lock", "the lease on \"x\" was lost: quorumlock: lease lost", "the lease on \"x\" was lost: lease lost"},
+		{"console", "console: refusing to listen", "refusing to listen"},
+		{"console", "--listen: console: listen address \"x\"", "--listen: listen address \"x\""},
+		{"lock", "quorumlock: lock not obtained\nquorumlock: node a: refused\n  b: timeout", "lock not obtained; node a: refused; b: timeout"},
+		{"locks", "lock names: a, b", "lock names: a, b"},
+	} {
+		if got := message(tc.cmd, tc.in); got != tc.want {
+			t.Errorf("message(%q, %q) = %q, want %q", tc.cmd, tc.in, got, tc.want)
+		}
+	}
+}
