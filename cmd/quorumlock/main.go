@@ -72,7 +72,7 @@ var exitCodes = []struct {
 	{exitOK, "success"},
 	{exitFailure, "an error (said on stderr), or check found a problem"},
 	{exitUsage, "usage error: a bad flag value or argument (said on stderr, with the fix)"},
-	{exitUnsure, "fewer nodes answered than a quorum needs, so the answer cannot be trusted (lock: not obtained because the nodes did not answer; the silent nodes are named on stderr)"},
+	{exitUnsure, "fewer nodes answered than a quorum needs, so the answer cannot be trusted (lock: not obtained for that reason); stderr names the silent nodes"},
 	{exitMissing, "unlock --force: no node holds the lock (--missing-ok makes it 0)"},
 	{exitDegraded, "check: the deployment cannot survive one more node failure (--allow-degraded makes it 0)"},
 	{exitLeaseLost, "lock: the lease was lost while the command ran; the command was stopped"},

@@ -24,7 +24,7 @@ import (
 func nodesFlag(fs *flag.FlagSet) *string {
 	spec := new(string)
 	fs.Func("nodes",
-		"Redis nodes as redis:// or rediss:// URLs separated by commas, e.g. redis://:pw@10.0.0.1:6379/0,rediss://10.0.0.2:6380 (default $"+quorum.EnvNodes+")",
+		"Redis nodes as redis:// or rediss:// `URLS` separated by commas, e.g. redis://:pw@10.0.0.1:6379/0,rediss://10.0.0.2:6380 (default $"+quorum.EnvNodes+")",
 		func(v string) error {
 			if err := checkNodes(v); err != nil {
 				return err

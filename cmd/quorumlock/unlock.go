@@ -21,7 +21,7 @@ func init() {
 }
 
 func runUnlock(ctx context.Context, args []string, out io.Writer) error {
-	fs := flags("unlock", "force-unlock a lock on every node, whoever holds it, and wake its waiters; usage: quorumlock unlock --force [--by WHO] NAME", out)
+	fs := flags("unlock", "force-unlock a lock on every node, whoever holds it, and wake its waiters; usage: quorumlock unlock --force [--by WHO] [--missing-ok] NAME", out)
 	nodes := nodesFlag(fs)
 	force := fs.Bool("force", false, "confirm the force-unlock: a holder that is still running is no longer protected")
 	by := fs.String("by", "", "who does it, recorded next to the lock for 24h (default user@host)")
