@@ -22,11 +22,11 @@ import (
 func chaosSim(ctx context.Context, o matrix.Options, seeds int, out io.Writer) error {
 	modes, err := matrix.SelectModes(matrix.Modes, o.Modes)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	scs, err := matrix.SelectScenarios(matrix.Scenarios, o.Scenarios)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
