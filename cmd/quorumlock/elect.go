@@ -138,8 +138,8 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	if rerr != nil {
 		fmt.Fprintf(stderr, "quorumlock elect: resign %q: %v (the term expires by its TTL)\n", name, rerr)
 	}
-	if code := exitCode(waitErr, 1); code != 0 {
-		return &exitError{code: code}
+	if exitCode(waitErr, exitFailure) != 0 {
+		return &exitError{code: exitCode(waitErr, exitFailure)}
 	}
 	return nil
 }

@@ -75,8 +75,8 @@ var exitCodes = []struct {
 	{exitUnsure, "fewer nodes answered than a quorum needs, so the answer cannot be trusted (lock: not obtained for that reason); stderr names the silent nodes"},
 	{exitMissing, "unlock --force: no node holds the lock (--missing-ok makes it 0)"},
 	{exitDegraded, "check: the deployment cannot survive one more node failure (--allow-degraded makes it 0)"},
-	{exitLeaseLost, "lock: the lease was lost while the command ran; the command was stopped"},
-	{exitNotObtained, "lock: not obtained, another owner holds it (--wait elapsed, or --try found it held)"},
+	{exitLeaseLost, "lock, elect: the lease (the leadership) was lost while the command ran; the command was stopped"},
+	{exitNotObtained, "lock: not obtained, another owner holds it (--wait elapsed, or --try found it held); elect: not elected within --wait"},
 }
 
 // stderr is where commands write warnings and progress (run sets it; tests
