@@ -30,6 +30,9 @@ type Cell struct {
 	Faults []Fault
 	// ReplLag is a group's replication lag (default 2 ms).
 	ReplLag time.Duration
+	// plantUntil is a planted error for tests: every lease believes it is
+	// valid this much longer than the lock says (see Invariant).
+	plantUntil time.Duration
 }
 
 // Faults returns the cell's fault list: its own, or the plan's from the seed.
@@ -70,6 +73,8 @@ type Outcome struct {
 	Stray []string
 	// Wall is the wall time of the run (without the check).
 	Wall time.Duration
+	// Invariant is what the RedLock invariant's check found.
+	Invariant Invariant
 }
 
 // env is a running simulation.
@@ -82,6 +87,7 @@ type env struct {
 	rec    *history.Recorder
 	gates  *gates
 	stall  *stall
+	watch  *watch
 	driftF float64
 	ctx    context.Context // ends with the run
 
@@ -162,6 +168,8 @@ func Simulate(c Cell) (Outcome, error) {
 	}
 	e.gates = &gates{}
 	e.stall = &stall{}
+	e.watch = newWatch(e)
+	e.watch.plantUntil = c.plantUntil
 
 	var res *resource.Counter
 	if c.Mode.Fencing {
@@ -185,6 +193,7 @@ func Simulate(c Cell) (Outcome, error) {
 	for i, f := range faults {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
+	nemesis.Go(func() { e.watch.run(ctx) })
 	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed})
 	cancel()
 	nemesis.Wait()
@@ -199,7 +208,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// second until the pool is closed; let those see the close (virtual
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
-	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start)}, err
+	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result()}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
@@ -216,6 +225,9 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog,
 		DriftFactor: e.driftF, Clients: clients,
 	})
+	if hooked && err == nil {
+		l = e.watch.wrap(l, w, lockName)
+	}
 	e.mu.Lock()
 	e.closers = append(e.closers, func() {
 		if closeLock != nil {
@@ -305,6 +317,7 @@ func (e *env) inject(i int, f Fault) {
 	}
 	e.rec.NemesisStart(name).Ok()
 	heal := e.apply(f, holder)
+	e.watch.check()
 	switch {
 	case f.Held:
 		// The fault lasts while the holder is held (D), or Hold if longer.
@@ -313,6 +326,7 @@ func (e *env) inject(i int, f Fault) {
 		time.Sleep(f.Hold)
 	}
 	heal()
+	e.watch.check()
 	e.rec.NemesisEnd(name).Ok()
 }
 
