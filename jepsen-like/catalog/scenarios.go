@@ -271,6 +271,8 @@ var Scenarios = []Scenario{
 				return safe(ClaimAllNodes, "a node that did not restart still holds the key and refuses")
 			case m.Group:
 				return unsafe(report.ClaimRestartNeedsPersistence, "the master comes back empty and its replica resyncs the empty dataset: WAIT does not help")
+			case m.Masters > 1 && m.RestartDetection == RestartAlways:
+				return safe(report.ClaimRestartNeedsPersistence, "the restarted majority forgets the holder's key, but restart detection keeps it from voting for a TTL: nobody else gathers a quorum while the lease is valid")
 			case m.Masters > 1:
 				return unsafe(report.ClaimRestartNeedsPersistence, "the restarted majority forgets the holder's key (no restart detection in this mode)")
 			}

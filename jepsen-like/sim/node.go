@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"path"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +45,9 @@ type Node struct {
 	// its run id; both change on every restart.
 	started time.Time
 	runID   string
+	// aof: the node says it persists every write (appendonly yes,
+	// appendfsync always) when asked with CONFIG GET.
+	aof bool
 
 	// The node's clock: at virtual instant t it reads
 	// epoch + base + rate·(t − from) + jump.
@@ -283,6 +288,69 @@ func (n *Node) Holds(key, owner string) (time.Time, bool) {
 	return h.until, true
 }
 
+// SetPersistence sets what the node says of its persistence when asked
+// (CONFIG GET appendonly appendfsync): aof, appendonly yes with
+// appendfsync always; otherwise none. What a crash keeps is the crash
+// fault's to say (Crash).
+func (n *Node) SetPersistence(aof bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.aof = aof
+}
+
+// serverSection reports whether INFO with args includes the server
+// section (which miniredis does not have).
+func serverSection(args []string) bool {
+	if len(args) == 0 {
+		return true
+	}
+	for _, a := range args {
+		switch strings.ToLower(a) {
+		case "server", "all", "everything", "default":
+			return true
+		}
+	}
+	return false
+}
+
+// infoServer is the node's INFO server section: the fields restart
+// detection reads (run_id changes on every restart, uptime counts from
+// the restart).
+func (n *Node) infoServer() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	up := int64(time.Since(n.started) / time.Second)
+	return "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n" +
+		"run_id:" + n.runID + "\r\n" +
+		"uptime_in_seconds:" + strconv.FormatInt(up, 10) + "\r\n" +
+		"uptime_in_days:" + strconv.FormatInt(up/86400, 10) + "\r\n"
+}
+
+// configGet answers CONFIG GET for the persistence settings (every other
+// parameter matches nothing).
+func (n *Node) configGet(p *server.Peer, patterns []string) {
+	n.mu.Lock()
+	params := map[string]string{"appendonly": "no", "appendfsync": "everysec", "save": ""}
+	if n.aof {
+		params["appendonly"], params["appendfsync"] = "yes", "always"
+	}
+	n.mu.Unlock()
+	var keys []string
+	for _, k := range []string{"appendonly", "appendfsync", "save"} {
+		for _, pat := range patterns {
+			if ok, _ := path.Match(strings.ToLower(pat), k); ok {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	p.WriteMapLen(len(keys))
+	for _, k := range keys {
+		p.WriteBulk(k)
+		p.WriteBulk(params[k])
+	}
+}
+
 // Restarts counts the node's restarts.
 func (n *Node) Restarts() int {
 	n.mu.Lock()
@@ -367,6 +435,18 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 	n.mu.Unlock()
 	if g != nil && g.hook(n, p, cmd, args) {
 		return true
+	}
+	switch strings.ToUpper(cmd) {
+	case "INFO":
+		if serverSection(args) {
+			p.WriteBulk(n.infoServer())
+			return true
+		}
+	case "CONFIG":
+		if len(args) >= 2 && strings.EqualFold(args[0], "GET") {
+			n.configGet(p, args[1:])
+			return true
+		}
 	}
 	return lr != nil && lr.hook(p, cmd, args)
 }

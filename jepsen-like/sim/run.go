@@ -16,6 +16,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -95,6 +96,14 @@ type env struct {
 	closers []func()
 }
 
+// allNodes are every node of the run (a group's both).
+func (e *env) allNodes() []*Node {
+	if e.group != nil {
+		return e.group.Nodes()
+	}
+	return e.nodes
+}
+
 // lockNode returns the node a fault on lock node i strikes (a group: its
 // current master).
 func (e *env) lockNode(i int) *Node {
@@ -144,6 +153,11 @@ func Simulate(c Cell) (Outcome, error) {
 	} else {
 		for i := range c.Mode.Masters {
 			e.nodes = append(e.nodes, NewNode(e.nw, fmt.Sprintf("n%d", i)))
+		}
+	}
+	if sc, ok := Scenario(c.Scenario); ok && sc.Persistence == localredis.AOFAlways {
+		for _, n := range e.allNodes() {
+			n.SetPersistence(true)
 		}
 	}
 	defer func() {
