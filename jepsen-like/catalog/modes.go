@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -137,13 +138,27 @@ func SafetyOptions(m Mode) []quorum.Option {
 	return out
 }
 
+// RetryInterval is the quorum lock's retry interval in every runner (the
+// waits in a cell are short).
+const RetryInterval = 100 * time.Millisecond
+
+// AttemptTimeout is the quorum lock's default attempt timeout
+// (quorum.WithAttemptTimeout's default), which a cell keeps unless its
+// timing sets one.
+const AttemptTimeout = 250 * time.Millisecond
+
+// WakeupBound is how long a free lock may stay untaken while quorum
+// locks of a cell wait for it (checker.WakeupBound of RetryInterval and
+// AttemptTimeout): 370 ms.
+var WakeupBound = checker.WakeupBound(RetryInterval, AttemptTimeout)
+
 // QuorumLock returns the LockFunc of the quorum lock with opts. Every
 // worker gets its own quorum.Client over its own connections, with a
 // 100 ms retry interval (the waits in a runner's cell are short) and the
 // lease time as TTL.
 func QuorumLock(opts ...quorum.Option) LockFunc {
 	return func(p LockParams) (workload.Locker, func() error, error) {
-		all := append([]quorum.Option{quorum.WithRetryInterval(100 * time.Millisecond), quorum.WithTTL(p.LeaseTime)}, opts...)
+		all := append([]quorum.Option{quorum.WithRetryInterval(RetryInterval), quorum.WithTTL(p.LeaseTime)}, opts...)
 		if p.AttemptTimeout > 0 {
 			all = append(all, quorum.WithAttemptTimeout(p.AttemptTimeout))
 		}

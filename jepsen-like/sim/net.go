@@ -35,6 +35,12 @@ type Link struct {
 	// their order (TCP); messages of different connections may overtake
 	// each other.
 	Delay, Jitter time.Duration
+	// DropUnlocks drops the node's pub/sub messages (unlock
+	// notifications) to the client without breaking the connection, as
+	// pub/sub's at-most-once delivery loses them; UnlockDelay delays each
+	// by that much more.
+	DropUnlocks bool
+	UnlockDelay time.Duration
 }
 
 // Net is the in-memory network of one simulation: clients dial nodes by
@@ -234,6 +240,27 @@ func (n *Net) fate(client, node string, up bool) (drop bool, delay time.Duration
 	return drop, delay
 }
 
+// unlockFate decides what happens to a pub/sub message from node to
+// client: dropped, or delayed by that much more.
+func (n *Net) unlockFate(client, node string) (drop bool, delay time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := n.links[[2]string{client, node}]
+	return l.DropUnlocks || n.all.DropUnlocks, l.UnlockDelay + n.all.UnlockDelay
+}
+
+// isPubSubMessage reports whether msg, a node's write, is a pub/sub
+// message (RESP3 push or RESP2 array of "message" or "pmessage").
+func isPubSubMessage(msg []byte) bool {
+	for _, p := range [][]byte{[]byte(">3\r\n$7\r\nmessage\r\n"), []byte(">4\r\n$8\r\npmessage\r\n"),
+		[]byte("*3\r\n$7\r\nmessage\r\n"), []byte("*4\r\n$8\r\npmessage\r\n")} {
+		if bytes.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // conn is one connection: up carries the client's bytes to the node, down
 // the node's to the client.
 type conn struct {
@@ -316,6 +343,13 @@ func (h *half) send(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	drop, delay := h.c.net.fate(h.c.client, h.c.node, h.up)
+	if !h.up && !drop && isPubSubMessage(p) {
+		lost, more := h.c.net.unlockFate(h.c.client, h.c.node)
+		if lost {
+			return len(p), nil // lost, the stream intact
+		}
+		delay += more
+	}
 	msg := append([]byte(nil), p...)
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -56,3 +56,43 @@ func TestBaseDelay(t *testing.T) {
 		}
 	})
 }
+
+// A link that drops unlock messages loses pub/sub messages and keeps the
+// connection: the next message after the fault arrives; a delayed one
+// arrives late.
+func TestDropUnlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := NewNet(5)
+		nd := NewNode(nw, "n0")
+		defer nd.Close()
+		sub := redis.NewClient(ClientOptions(nw, "w0", "n0"))
+		defer sub.Close()
+		pub := redis.NewClient(ClientOptions(nw, "w1", "n0"))
+		defer pub.Close()
+		ps := sub.Subscribe(t.Context(), "ch")
+		defer ps.Close()
+		if _, err := ps.Receive(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ch := ps.Channel()
+		nw.SetLink("w0", "n0", Link{DropUnlocks: true})
+		if err := pub.Publish(t.Context(), "ch", "lost").Err(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		select {
+		case m := <-ch:
+			t.Fatalf("dropped message arrived: %v", m)
+		default:
+		}
+		nw.SetLink("w0", "n0", Link{UnlockDelay: 300 * time.Millisecond})
+		start := time.Now()
+		if err := pub.Publish(t.Context(), "ch", "late").Err(); err != nil {
+			t.Fatal(err)
+		}
+		m := <-ch
+		if m.Payload != "late" || time.Since(start) < 300*time.Millisecond {
+			t.Fatalf("got %q after %v", m.Payload, time.Since(start))
+		}
+	})
+}

@@ -208,7 +208,11 @@ func Simulate(c Cell) (Outcome, error) {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
 	nemesis.Go(func() { e.watch.run(ctx) })
-	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed})
+	wc := workload.Config{Seed: c.Seed}
+	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
+		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
+	}
+	err = workload.Run(ctx, e.rec, res, workers, wc)
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and
@@ -391,6 +395,14 @@ func (e *env) apply(f Fault, holder int) func() {
 		return func() { set(false) }
 	case ReplyLoss:
 		return links(func(l *Link) { l.CutReplies = true })
+	case UnlockLoss:
+		return links(func(l *Link) {
+			if f.Late > 0 {
+				l.UnlockDelay = f.Late
+			} else {
+				l.DropUnlocks = true
+			}
+		})
 	case Latency:
 		return links(func(l *Link) { l.Delay, l.Jitter = f.D/2, f.D })
 	case PauseNode:

@@ -41,6 +41,7 @@ var quickCells = []struct{ mode, scenario string }{
 	{"single", "clock-rate-fast"},
 	{"single", "expiry-race"},
 	{"redlock-3", "clock-jump-partition"},
+	{"redlock-3", "lost-wakeups"},
 }
 
 func TestQuickCells(t *testing.T) {
