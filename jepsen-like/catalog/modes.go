@@ -82,6 +82,10 @@ type Mode struct {
 	// (the library's default changes between releases; a mode must not
 	// drift with it).
 	RestartDetection RestartDetection
+	// Ours: the lock is this project's quorum lock (built by the
+	// catalog): its waiting follows RetryInterval and AttemptTimeout, so
+	// the wakeup bound applies (a peer waits its own way).
+	Ours bool
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }
@@ -121,6 +125,7 @@ const waitTimeout = 100 * time.Millisecond
 // the mode's fencing and restart detection set explicitly, then opts.
 func quorumMode(m Mode, opts ...quorum.Option) Mode {
 	m.Lock = QuorumLock(append(SafetyOptions(m), opts...)...)
+	m.Ours = true
 	return m
 }
 

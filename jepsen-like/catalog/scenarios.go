@@ -462,15 +462,15 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "lost-wakeups",
-		Summary: "unlock messages (pub/sub) from every lock node are dropped, or delayed by 300 ms, in ten windows, each with a holder kept a fifth of its lease; " +
+		Summary: "unlock messages (pub/sub) to the workers are dropped, or delayed by 300 ms, connections kept, in ten windows, each with a holder kept a fifth of its lease; " +
 			"workers think half a second after a release; no other fault: waiters must take a free lock within the wakeup bound (1.2 × the retry interval + an attempt timeout)",
 		Expect: func(Mode) Expectation {
 			return safe(ClaimWakeupsLost, "a waiter that hears no unlock message retries after at most 1.2 × the retry interval")
 		},
-		Faults: lostWakeupsPlan,
-		Think:  500 * time.Millisecond,
-		NotOn: map[Runner]string{Matrix: "toxiproxy's toxics act on a proxy's whole byte stream: they delay every reply or cut the connection, " +
-			"they cannot drop one pub/sub message and keep the connection (a RESP-aware proxy in front of the pub/sub connection is not built yet)"},
+		Applies: func(m Mode) bool { return m.Ours },
+		Pace:    &Pace{DurationMul: 3},
+		Faults:  lostWakeupsPlan,
+		Think:   500 * time.Millisecond,
 	},
 	{
 		ID:      "minority",

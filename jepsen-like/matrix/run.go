@@ -310,7 +310,12 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	// The grace for a lease's loss signal is about scheduling, not the
 	// lease: a quarter of the run's lease, also in a paced cell (a quarter
 	// of a 250 ms lease was outrun by timers firing late at load 16).
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
+	attempt := t.AttemptTimeout
+	if attempt <= 0 {
+		attempt = catalog.AttemptTimeout
+	}
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4),
+		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)
@@ -462,11 +467,15 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	}()
 	faultErr := make(chan error, 1)
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
-	werr := workload.Run(wctx, rec, res, workers, workload.Config{
+	wc := workload.Config{
 		Work:           t.Work,
 		AcquireTimeout: t.Lease + t.Lease/2,
 		Seed:           seed,
-	})
+	}
+	if th := c.Scenario.Think; th > 0 {
+		wc.Think = workload.Range{Min: th, Max: th * 3 / 2}
+	}
+	werr := workload.Run(wctx, rec, res, workers, wc)
 	ferr := <-faultErr
 	h := rec.History()
 	if err := errors.Join(werr, ferr); err != nil {
