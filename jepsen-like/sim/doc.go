@@ -95,6 +95,9 @@
 //     faults; only go-redis's connection handshake is instant.
 //   - The RedLock invariant is judged at every step from the nodes' own
 //     keys and expiries (invariant.go).
+//   - Pub/sub is at most once: a link can drop a node's pub/sub messages
+//     without breaking the connection, or delay them (the catalog's
+//     unlock-loss fault, scenario lost-wakeups).
 //   - Commands that scripts run pass the same hook: it recognises them
 //     (miniredis marks their connection context "nested") and lets them
 //     through.
