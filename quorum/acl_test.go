@@ -85,7 +85,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	for _, fencing := range []bool{false, true} {
 		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond)}
 		if fencing {
-			opts = append(opts, quorum.WithFencing())
+			opts = append(opts, quorum.WithFencing(true))
 		}
 		c := dialT(t, urls["locker"], opts...)
 		m, _ := c.Mutex("acl/job")
@@ -155,7 +155,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 
 	// A missing permission is named, with the command to grant it.
 	var pe *node.PermissionError
-	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing()).Mutex("acl/nopublish")
+	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing(true)).Mutex("acl/nopublish")
 	l, err := m.TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)

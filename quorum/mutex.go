@@ -192,7 +192,7 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held 
 		if held {
 			nl.ExpectHeld()
 		}
-		if !c.gated() {
+		if !c.gated(i) {
 			return nl
 		}
 		l = nl

@@ -48,7 +48,7 @@ func TestPreflight(t *testing.T) {
 			cs = append(cs, client(s.Addr()))
 		}
 		// Servers just started are younger than a TTL: a notice only.
-		c := newClient(t, cs, WithFencing(), WithTTL(time.Second))
+		c := newClient(t, cs, WithFencing(true), WithTTL(time.Second))
 		r, err := c.Admin().Check(ctx, "orders")
 		if err != nil {
 			t.Fatal(err)

@@ -189,7 +189,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 					t.Cleanup(func() { _ = c.Close() })
 					rcs[i] = c
 				}
-				qcs = append(qcs, newClient(t, rcs, WithTTL(2*time.Second), WithFencing(), WithAttemptTimeout(100*time.Millisecond)))
+				qcs = append(qcs, newClient(t, rcs, WithTTL(2*time.Second), WithFencing(true), WithAttemptTimeout(100*time.Millisecond)))
 			}
 			stop := make(chan struct{})
 			var grants atomic.Int64
@@ -226,7 +226,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 // above sees it.
 func TestFencingWithoutPersistenceGoesBack(t *testing.T) {
 	servers, clients := cluster(t, 3)
-	c := newClient(t, clients, WithFencing())
+	c := newClient(t, clients, WithFencing(true))
 	m := mustMutex(t, c, "amnesia")
 	ctx := t.Context()
 	var h []tokenGrant
@@ -324,7 +324,7 @@ func TestFencingOneExtraRoundTrip(t *testing.T) {
 		}
 		return (calls() - before) / rounds
 	}
-	plain, fenced := cost(), cost(WithFencing())
+	plain, fenced := cost(), cost(WithFencing(true))
 	t.Logf("commands per Lock+Unlock on 5 nodes: %d unfenced, %d fenced", plain, fenced)
 	if plain != 10 || fenced < plain || fenced > plain+5 {
 		t.Fatalf("commands per Lock+Unlock: %d unfenced (want 10), %d fenced (want 10..15)", plain, fenced)

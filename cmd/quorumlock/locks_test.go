@@ -29,7 +29,7 @@ func opsNodes(t *testing.T, n int) (string, *quorum.Client) {
 		clients[i] = c
 		t.Cleanup(func() { _ = c.Close() })
 	}
-	c, err := quorum.New(clients, quorum.WithTTL(10*time.Second), quorum.WithFencing())
+	c, err := quorum.New(clients, quorum.WithTTL(10*time.Second), quorum.WithFencing(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,24 +123,27 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 	}
 }
 
-// Modes are the lock configurations of the matrix, in report order. Peers
+// Modes are the lock configurations of the matrix, in report order. Each
+// sets fencing and restart detection explicitly (the library turns both on
+// by default): a mode is judged as its id says, with no fencing unless
+// "+fencing" and no restart detection. Peers
 // (redsync, redislock) are added by the bench module's runner with their
 // own LockFunc; see Config.Modes.
 var Modes = []Mode{
 	{ID: "single", Summary: "quorum lock on one Redis master (a plain single-instance lock)",
-		Masters: 1, Majority: true, TunesDrift: true, Lock: QuorumLock()},
+		Masters: 1, Majority: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(false), quorum.WithoutRestartDetection())},
 	{ID: "single+wait", Summary: "one master + one replica, a grant counts only after WAIT 1 acknowledges it (Redisson's recommendation)",
-		Group: true, Wait: true, TunesDrift: true, Lock: QuorumLock(quorum.WithReplicaAck(1, waitTimeout))},
+		Group: true, Wait: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(false), quorum.WithoutRestartDetection(), quorum.WithReplicaAck(1, waitTimeout))},
 	{ID: "failover", Summary: "one master + one asynchronous replica; clients follow the master across a failover",
-		Group: true, TunesDrift: true, Lock: QuorumLock()},
+		Group: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(false), quorum.WithoutRestartDetection())},
 	{ID: "redlock-3", Summary: "quorum lock, majority of 3 independent masters (Redlock)",
-		Masters: 3, Majority: true, TunesDrift: true, Lock: QuorumLock()},
+		Masters: 3, Majority: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(false), quorum.WithoutRestartDetection())},
 	{ID: "redlock-5", Summary: "quorum lock, majority of 5 independent masters (Redlock)",
-		Masters: 5, Majority: true, TunesDrift: true, Lock: QuorumLock()},
+		Masters: 5, Majority: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(false), quorum.WithoutRestartDetection())},
 	{ID: "redlock-5+fencing", Summary: "redlock-5 with fencing tokens, checked by the resource",
-		Masters: 5, Majority: true, Fencing: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing())},
+		Masters: 5, Majority: true, Fencing: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(true), quorum.WithoutRestartDetection())},
 	{ID: "multilock-3", Summary: "quorum lock that needs all of 3 independent masters (Redisson's MultiLock)",
-		Masters: 3, TunesDrift: true, Lock: QuorumLock(quorum.WithPolicy(quorum.All))},
+		Masters: 3, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing(false), quorum.WithoutRestartDetection(), quorum.WithPolicy(quorum.All))},
 }
 
 // FindMode returns the mode with the given id among modes.
