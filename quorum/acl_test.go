@@ -19,6 +19,9 @@ const (
 	// fencing, the watchdog, Extend and Unlock, on the default key prefix.
 	aclLockClient = "resetkeys ~quorumlock:* resetchannels &quorumlock:* -@all " +
 		"+hello +ping +evalsha +eval +script|load +subscribe +unsubscribe +time " +
+		// restart detection (default): CONFIG GET once per node, INFO server
+		// with each acquire on a node without fsync-always persistence
+		"+config|get +info " +
 		// what the Lua scripts and the fast path call
 		"+set +get +del +exists +pttl +pexpire +publish +hset +hget +hmget +hdel +hexists +hgetall +hincrby +hlen +incr +zadd +zrem +zscore +zrangebyscore"
 	// aclOperator: quorumlock locks, inspect, unlock --force, check and the
@@ -83,10 +86,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		"nopublish": noPublish, "nomulti": noMulti, "otherprefix": otherPrefix})
 
 	for _, fencing := range []bool{false, true} {
-		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond)}
-		if fencing {
-			opts = append(opts, quorum.WithFencing(true))
-		}
+		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond), quorum.WithFencing(fencing)}
 		c := dialT(t, urls["locker"], opts...)
 		m, _ := c.Mutex("acl/job")
 		l1, err := m.Lock(ctx)

@@ -32,7 +32,7 @@ func findingAbout(r *admin.Report, sev admin.Severity, addr, text string) []admi
 // off; a clean setup has no warnings; WithPreflight makes New refuse.
 func TestPreflight(t *testing.T) {
 	good := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.AOFAlways, Extra: []string{"maxmemory-policy noeviction"}})
-	plain := localredis.StartT(t, localredis.Config{})
+	plain := localredis.StartT(t, localredis.Config{Persistence: localredis.NoPersistence})
 	lru := localredis.StartT(t, localredis.Config{Persistence: localredis.AOFAlways, Extra: []string{"maxmemory 100mb", "maxmemory-policy allkeys-lru"}})
 	replica := localredis.StartT(t, localredis.Config{ReplicaOf: good[0].Addr()})
 	client := func(addr string) redis.UniversalClient {
