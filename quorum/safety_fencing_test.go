@@ -345,7 +345,10 @@ func TestFencingOneExtraRoundTrip(t *testing.T) {
 	}
 	plain, fenced := cost(WithFencing(false)), cost()
 	t.Logf("commands per Lock+Unlock on 5 nodes: %d unfenced, %d fenced", plain, fenced)
-	if plain != 10 || fenced < plain || fenced > plain+5 {
-		t.Fatalf("commands per Lock+Unlock: %d unfenced (want 10), %d fenced (want 10..15)", plain, fenced)
+	// commandstats also counts the SET a script runs: the write-back sets
+	// the counter on a node whose own counter lags the token (counters
+	// start at each node's clock, so they differ until written back).
+	if plain != 10 || fenced < plain || fenced > plain+10 {
+		t.Fatalf("commands per Lock+Unlock: %d unfenced (want 10), %d fenced (want 10..20)", plain, fenced)
 	}
 }
