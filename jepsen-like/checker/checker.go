@@ -130,6 +130,21 @@ type Report struct {
 	// history has no fault. A safe verdict on few of them is weak
 	// evidence.
 	Contested int `json:"contested"`
+	// SignalFirst: renewed leases. Count is the number of pairs of
+	// tenures that exclude each other and overlap once each is cut at its
+	// loss signal (plus the signal grace): a holder told of the loss only
+	// after another holder's tenure began, or never. Unknown when the
+	// leases do not signal.
+	SignalFirst Result `json:"signal_first"`
+	// WriterProgress: read-write locks. Count is the number of writers'
+	// Lock calls (each bounded by the workload's acquire timeout) that did
+	// not obtain the lock with no fault in effect during them. Unknown
+	// when the history has no writer.
+	WriterProgress Result `json:"writer_progress"`
+	// FairOrder: fair locks. Count is the number of pairs of waiters
+	// granted out of arrival order (see WithFairSlack). Unknown when the
+	// history has no fair waiter.
+	FairOrder Result `json:"fair_order"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -162,10 +177,19 @@ const (
 	// told of the loss (the Signals check, WithSignalGrace). Not part of
 	// Safety: it judges what a lock tells its holder, not what happened.
 	LossSignal Property = "loss-signal"
+	// SignalFirst: a renewed lease's holder is told of the loss before
+	// another holder's tenure begins (the SignalFirst check).
+	SignalFirst Property = "signal-first"
+	// WriterProgress: writers of a read-write lock are not starved (the
+	// WriterProgress check).
+	WriterProgress Property = "writer-progress"
+	// FairOrder: a fair lock grants in arrival order (the FairOrder
+	// check).
+	FairOrder Property = "fair-order"
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, SignalFirst, WriterProgress, FairOrder}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -194,6 +218,12 @@ func (r Report) checks(p Property) []namedResult {
 	switch p {
 	case LossSignal:
 		return []namedResult{{name: "leases taken over before their holders were told", r: r.Signals}}
+	case SignalFirst:
+		return []namedResult{{name: "holders told after a takeover", r: r.SignalFirst}}
+	case WriterProgress:
+		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
+	case FairOrder:
+		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
 	case MutualExclusion:
 		return []namedResult{me}
 	case LeaseExclusion:
@@ -246,6 +276,7 @@ func (r Report) Summarize(p Property) Summary {
 
 type config struct {
 	grace       time.Duration
+	fairSlack   time.Duration
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
@@ -278,6 +309,17 @@ func WithSignalGrace(d time.Duration) Option {
 	}
 }
 
+// WithFairSlack is how much earlier a fair waiter must have called Lock
+// than another to count as queued ahead of it (default 50 ms: a waiter
+// reaches the queue on the nodes within one attempt).
+func WithFairSlack(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.fairSlack = d
+		}
+	}
+}
+
 // WithMaxExamples sets how many examples each Result keeps (default 5;
 // n < 0 keeps the default, 0 keeps none). Counts are always complete.
 func WithMaxExamples(n int) Option {
@@ -297,7 +339,7 @@ func WithoutLinearizability() Option {
 
 // Check runs every check over h.
 func Check(h history.History, opts ...Option) Report {
-	cfg := config{timeout: 10 * time.Second, maxExamples: 5, grace: 200 * time.Millisecond}
+	cfg := config{timeout: 10 * time.Second, maxExamples: 5, grace: 200 * time.Millisecond, fairSlack: 50 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -313,6 +355,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals = u, u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -324,6 +367,9 @@ func Check(h history.History, opts ...Option) Report {
 	r.StaleAccepted, r.StaleRejected = checkStale(ix, ex)
 	r.TokenOrder = checkTokenOrder(ix, ex)
 	r.Signals, r.WritesAfterSignal = checkSignals(ix, cfg.grace, ex)
+	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
+	r.WriterProgress = checkWriterProgress(h, ex)
+	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}

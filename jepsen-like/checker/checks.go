@@ -287,7 +287,7 @@ func checkSignals(ix *index, grace time.Duration, ex examples) (Result, int) {
 		var by *Tenure
 		for k := range ix.tenures {
 			u := &ix.tenures[k]
-			if u.Worker == t.Worker || u.Start < t.ValidUntil || u.Start <= t.Start || u.Start >= t.End {
+			if u.Worker == t.Worker || !u.Excludes(t) || u.Start < t.ValidUntil || u.Start <= t.Start || u.Start >= t.End {
 				continue
 			}
 			if by == nil || u.Start < by.Start {
