@@ -110,7 +110,9 @@ type Report struct {
 	// rejection is the fence doing its job; Count says how often.
 	StaleRejected Result `json:"stale_rejected"`
 	// TokenOrder: Ok acquisitions ordered by completion must carry strictly
-	// increasing tokens; Count is the number of acquisitions whose token is
+	// increasing tokens among those that exclude each other (per lock name;
+	// a reader's token tops every earlier writer's, a writer's every
+	// earlier holder's); Count is the number of acquisitions whose token is
 	// not above every earlier one. Unknown when no acquisition had a token.
 	TokenOrder Result `json:"token_order"`
 	// Signals: the lease-loss signal. Count is the number of tenures whose

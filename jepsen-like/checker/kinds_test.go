@@ -158,3 +158,23 @@ func TestSummarizeKinds(t *testing.T) {
 		t.Fatalf("Summarize(FairOrder) = %+v", s)
 	}
 }
+
+func TestTokenOrderByNameAndShare(t *testing.T) {
+	acq := func(b *hb, w int, names []string, shared bool, at float64, token uint64) {
+		b.add(history.Op{Worker: w, Kind: history.Acquire, Invoke: ms(at), Complete: ms(at + 1), Token: token, Locks: names, Shared: shared})
+	}
+	var ok hb
+	acq(&ok, 0, nil, true, 0, 5)
+	acq(&ok, 1, nil, true, 2, 4) // readers: no order among them
+	acq(&ok, 2, nil, false, 4, 6)
+	acq(&ok, 3, []string{"x"}, false, 6, 1) // another name: its own order
+	if r := Check(ok.h(), WithoutLinearizability()).TokenOrder; r.Verdict != Ok {
+		t.Errorf("TokenOrder = %v, want ok", r)
+	}
+	var bad hb
+	acq(&bad, 0, nil, true, 0, 5)
+	acq(&bad, 1, nil, false, 2, 5) // a writer after a reader with its token
+	if r := Check(bad.h(), WithoutLinearizability()).TokenOrder; r.Verdict != Violated || r.Count != 1 {
+		t.Errorf("TokenOrder = %v, want violated (1)", r)
+	}
+}
