@@ -1,7 +1,11 @@
 // Package sim is a deterministic simulation backend for the jepsen-like
-// workload: the matrix's modes and scenarios run against in-process Redis
+// workload: the catalog's modes and scenarios (jepsen-like/catalog, the
+// list the real-process matrix reads too) run against in-process Redis
 // nodes on an in-memory network, in virtual time, and their histories go
-// through jepsen-like/checker and matrix.Judge unchanged.
+// through jepsen-like/checker and catalog.Judge unchanged. The scenarios'
+// abstract fault plans run as they are; a scenario the simulation cannot
+// run says why in its catalog entry. The package imports neither chaos
+// nor testcontainers (TestNoHarnessDependency).
 //
 // # What is simulated
 //
@@ -61,7 +65,7 @@
 // # Seeds, replay, shrinking
 //
 // A Cell is a mode, a scenario and a seed. The seed fixes the fault list
-// (Plans), the network's jitter and the workload's work and think times.
+// (the catalog scenario's Faults), the network's jitter and the workload's work and think times.
 // A failing run prints its seed and the command that replays it
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 // Virtual time makes timings exact, but the Go scheduler still chooses the

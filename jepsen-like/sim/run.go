@@ -11,18 +11,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
-	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Cell is one simulated run: a matrix mode under a scenario's faults.
+// Cell is one simulated run: a catalog mode under a scenario's faults.
 type Cell struct {
-	Mode     matrix.Mode
-	Scenario string // a key of Plans (the matrix's scenario ids)
+	Mode     catalog.Mode
+	Scenario string // a scenario id of the catalog (Scenarios)
 	Seed     uint64
 	Timing   Timing
 	// Faults, when not nil, replaces the scenario's plan (replay of a
@@ -37,15 +37,15 @@ func (c Cell) PlannedFaults() ([]Fault, error) {
 	if c.Faults != nil {
 		return c.Faults, nil
 	}
-	p, ok := Plans[c.Scenario]
+	s, ok := catalog.FindScenario(Scenarios, c.Scenario)
 	if !ok {
-		if c.Scenario == "minority" {
-			p = minorityPlan
-		} else {
-			return nil, fmt.Errorf("sim: unknown scenario %q", c.Scenario)
+		if s, ok := catalog.FindScenario(catalog.Scenarios, c.Scenario); ok {
+			_, why := s.RunsOn(catalog.Sim)
+			return nil, fmt.Errorf("sim: scenario %q is not simulated: %s", c.Scenario, why)
 		}
+		return nil, fmt.Errorf("sim: unknown scenario %q", c.Scenario)
 	}
-	return p(c.Mode, c.timing(), rand.New(rand.NewPCG(c.Seed, 0x706c616e))), nil
+	return s.Faults(c.Mode, c.timing(), rand.New(rand.NewPCG(c.Seed, 0x706c616e))), nil
 }
 
 func (c Cell) timing() Timing {
@@ -212,7 +212,7 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		}
 		clients = append(clients, cl)
 	}
-	l, closeLock, err := e.c.Mode.Lock(matrix.LockParams{
+	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog,
 		DriftFactor: e.driftF, Clients: clients,
 	})
