@@ -29,6 +29,12 @@ type LockParams struct {
 	// factor (scenarios about clock rates set it; locks without one ignore
 	// it).
 	DriftFactor float64
+	// Workload is the lock kind the worker takes (workload.Mutex when
+	// empty); only modes with Kinds honour another.
+	Workload workload.Kind
+	// Worker is the worker's index (the rw, all and reentrant workloads
+	// give workers different roles; batched: the client's index).
+	Worker int
 	// Clients are the worker's own connections, one per lock node: every
 	// independent master in order, or the group's master for a group.
 	Clients []redis.UniversalClient
@@ -77,6 +83,9 @@ type Mode struct {
 	// scenario shows it; elsewhere a late signal of such a mode is not
 	// counted as a broken property.
 	LateLossSignal bool
+	// Kinds: the LockFunc honours LockParams.Workload (the quorum lock's
+	// modes); other modes run the mutex workload only.
+	Kinds bool
 	// RestartDetection is the mode's restart detection, set explicitly
 	// (the library's default changes between releases; a mode must not
 	// drift with it).
@@ -120,6 +129,7 @@ const waitTimeout = 100 * time.Millisecond
 // the mode's fencing and restart detection set explicitly, then opts.
 func quorumMode(m Mode, opts ...quorum.Option) Mode {
 	m.Lock = QuorumLock(append(SafetyOptions(m), opts...)...)
+	m.Kinds = true
 	return m
 }
 
@@ -154,16 +164,16 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 		if err != nil {
 			return nil, nil, err
 		}
-		var mopts []quorum.MutexOption
-		if !p.Watchdog {
-			mopts = append(mopts, quorum.WithLeaseTime(p.LeaseTime))
+		lease := p.LeaseTime
+		if p.Watchdog {
+			lease = 0
 		}
-		m, err := qc.Mutex(p.Name, mopts...)
+		l, err := workload.QuorumKind(qc, p.Workload, p.Name, p.Worker, lease)
 		if err != nil {
 			_ = qc.Close()
 			return nil, nil, err
 		}
-		return workload.Quorum(m), qc.Close, nil
+		return l, qc.Close, nil
 	}
 }
 
