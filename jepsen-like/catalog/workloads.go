@@ -61,9 +61,9 @@ var quickModes = map[workload.Kind][]string{
 var quickScenarios = map[workload.Kind][]string{
 	workload.RW:        {"baseline", "partition-minority"},
 	workload.Fair:      {"baseline", "node-pause"},
-	workload.Renewed:   {"baseline", "client-pause"},
+	workload.Renewed:   {"holder-isolated", "latency"},
 	workload.All:       {"baseline", "partition-minority"},
-	workload.Reentrant: {"baseline", "client-pause"},
+	workload.Reentrant: {"baseline", "partition-minority"},
 	workload.Batched:   {"baseline", "latency"},
 }
 
@@ -110,7 +110,9 @@ func SelectWorkloads(list string) ([]Workload, error) {
 
 // JudgeWorkload adds to res the property w's lock kind promises beyond
 // exclusion: writer progress (rw) where the cell expects progress, fair
-// order (fair) and signal-first (renewed) where the cell is expected safe.
+// order (fair) where the cell is expected safe, signal-first (renewed)
+// where it is expected safe or its faults strike clients only
+// (Scenario.LeasesHold).
 // A violation is named in Broken and refutes a cell expected safe.
 func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.Result, rep checker.Report) report.Result {
 	var r checker.Result
@@ -120,14 +122,18 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 			return res
 		}
 		r = rep.WriterProgress
-	case checker.FairOrder, checker.SignalFirst:
+	case checker.FairOrder:
 		if !exp.Safe {
 			return res
 		}
 		r = rep.FairOrder
-		if w.Property == checker.SignalFirst {
-			r = rep.SignalFirst
+	case checker.SignalFirst:
+		// Wherever the lock's own leases hold (faults that strike the
+		// holder, not the nodes): a holder must hear of its loss first.
+		if !exp.Safe && !s.LeasesHold {
+			return res
 		}
+		r = rep.SignalFirst
 	default:
 		return res
 	}

@@ -30,6 +30,26 @@ type Cell struct {
 	Faults []Fault
 	// ReplLag is a group's replication lag (default 2 ms).
 	ReplLag time.Duration
+	// Workload is the lock kind the workers take (workload.Mutex when
+	// empty).
+	Workload workload.Kind
+}
+
+// kind is the cell's workload driver.
+func (c Cell) kind() workload.Kind {
+	if c.Workload == "" {
+		return workload.Mutex
+	}
+	return c.Workload
+}
+
+// modeName is the mode as rows show it: with the workload when it is not
+// the mutex workload (as the matrix names it).
+func (c Cell) modeName() string {
+	if k := c.kind(); k != workload.Mutex {
+		return c.Mode.ID + "/" + string(k)
+	}
+	return c.Mode.ID
 }
 
 // Faults returns the cell's fault list: its own, or the plan's from the seed.
@@ -126,6 +146,7 @@ func Simulate(c Cell) (Outcome, error) {
 	}
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(history.NewClock())}
 	e.rec.SetMeta("mode", c.Mode.ID)
+	e.rec.SetMeta("workload", string(c.kind()))
 	e.rec.SetMeta("scenario", c.Scenario)
 	e.rec.SetMeta("seed", fmt.Sprint(c.Seed))
 	e.rec.SetMeta("backend", "sim")
@@ -185,7 +206,7 @@ func Simulate(c Cell) (Outcome, error) {
 	for i, f := range faults {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
-	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed})
+	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim")})
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and
@@ -203,7 +224,13 @@ func Simulate(c Cell) (Outcome, error) {
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
+// Workers take the cell's workload's lock kind; helpers (hooked false) a
+// plain Mutex.
 func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bool) (workload.Locker, error) {
+	kind := workload.Mutex
+	if hooked {
+		kind = e.c.kind()
+	}
 	var clients []redis.UniversalClient
 	for _, a := range addrs {
 		cl := redis.NewClient(ClientOptions(e.nw, e.workerName(w), a))
@@ -213,8 +240,8 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		clients = append(clients, cl)
 	}
 	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
-		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog,
-		DriftFactor: e.driftF, Clients: clients,
+		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
+		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w,
 	})
 	e.mu.Lock()
 	e.closers = append(e.closers, func() {
