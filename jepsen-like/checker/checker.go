@@ -134,7 +134,7 @@ type Report struct {
 	Contested int `json:"contested"`
 	// SignalFirst: renewed leases. Count is the number of pairs of
 	// tenures that exclude each other and overlap once each is cut at its
-	// loss signal (plus the signal grace): a holder told of the loss only
+	// loss signal (less the signal grace): a holder told of the loss only
 	// after another holder's tenure began, or never. Unknown when the
 	// leases do not signal.
 	SignalFirst Result `json:"signal_first"`

@@ -75,8 +75,8 @@
 // other. Beyond exclusion:
 //
 // Signal first (Report.SignalFirst; renewed leases). Cut each tenure at
-// its loss signal plus the signal grace: [Start, min(End, Signalled +
-// grace)). Count is the number of excluding pairs that still overlap: a
+// its loss signal less the signal grace (a timer's delay on a loaded
+// machine): [Start, min(End, Signalled − grace)). Count is the number of excluding pairs that still overlap: a
 // holder told of the loss only after another holder's tenure began, or
 // never. Unknown when the leases do not signal.
 //

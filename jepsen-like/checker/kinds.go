@@ -20,8 +20,9 @@ const (
 )
 
 // checkSignalFirst judges renewed leases: each tenure cut at its loss
-// signal, [Start, min(End, Signalled)), must overlap no tenure of another
-// worker that excludes it, give or take grace (a timer's delay). See
+// signal, [Start, min(End, Signalled − grace)), must overlap no tenure of
+// another worker that excludes it: the signal may come at most grace (a
+// timer's delay) after the takeover. See
 // Report.SignalFirst.
 func checkSignalFirst(ix *index, grace time.Duration, ex examples) Result {
 	if ix.h.Meta["signals"] != "done" {
@@ -31,7 +32,7 @@ func checkSignalFirst(ix *index, grace time.Duration, ex examples) Result {
 	cut := make([]Tenure, len(ix.tenures))
 	for i, t := range ix.tenures {
 		if t.Signalled != 0 && t.Signalled < t.End {
-			t.End = max(t.Signalled+grace, t.Start)
+			t.End = max(t.Signalled-grace, t.Start)
 		}
 		cut[i] = t
 	}
