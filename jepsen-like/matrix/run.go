@@ -506,8 +506,12 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	}()
 	faultErr := make(chan error, 1)
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
+	work := t.Work
+	if w := c.kind().Work(t.Lease); w != (workload.Range{}) {
+		work = w
+	}
 	werr := workload.Run(wctx, rec, res, workers, workload.Config{
-		Work:           t.Work,
+		Work:           work,
 		AcquireTimeout: t.Lease + t.Lease/2,
 		Seed:           seed,
 		CounterLock:    c.kind().CounterLock(LockName),
@@ -535,7 +539,7 @@ func (c *cell) workers(ctx context.Context, p plan) ([]workload.Worker, func(), 
 		}
 	}
 	var out []workload.Worker
-	for w := range c.timing.Workers {
+	for w := range c.kind.Clients(c.timing.Workers) {
 		var opts []*redis.Options
 		if p.nodes != nil {
 			opts = p.nodes(w)

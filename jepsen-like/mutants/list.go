@@ -87,11 +87,11 @@ var List = []Mutant{
 		Cells: []Cell{{"redlock-5+fencing", "baseline", "rw"}, {"redlock-5+fencing", "partition-minority", "rw"}},
 	},
 	{
-		Name:  "fair-out-of-order",
-		Bug:   "a fair lock grants a free lock to any queued waiter, not the first in line",
-		File:  "node/fair_acquire.lua",
-		Old:   "if entry == 3 or (#h > 0 and h[1] ~= waiter) then\n",
-		New:   "if entry == 3 then\n",
+		Name:  "fair-last-first",
+		Bug:   "a fair lock serves the last waiter in line first",
+		File:  "node/fair_lib.lua",
+		Old:   "  return redis.call('zrangebyscore', KEYS[2], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\n",
+		New:   "  return redis.call('zrevrangebyscore', KEYS[2], '+inf', 0, 'WITHSCORES', 'LIMIT', 0, 1)\n",
 		Cells: []Cell{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
 	},
 	{

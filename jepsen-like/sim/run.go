@@ -191,7 +191,7 @@ func Simulate(c Cell) (Outcome, error) {
 		res = resource.NewUnfenced(e.rec)
 	}
 	var workers []workload.Worker
-	for w := range t.Workers {
+	for w := range c.kind().Clients(t.Workers) {
 		l, err := e.locker(w, "sim", e.addrs(w, split), watchdog, true)
 		if err != nil {
 			e.closeAll()
@@ -206,7 +206,7 @@ func Simulate(c Cell) (Outcome, error) {
 	for i, f := range faults {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
-	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim")})
+	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease)})
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and

@@ -123,6 +123,25 @@ func kindNames() string {
 // the scenario.
 func (k Kind) Watchdog() bool { return k == Renewed }
 
+// Work is the work time of k's critical sections under leases of lease
+// (zero: the runner's default). Renewed leases hold past a third of the
+// TTL, so the watchdog renews each at least once before its holder writes.
+func (k Kind) Work(lease time.Duration) Range {
+	if k == Renewed {
+		return Range{Min: lease/3 + lease/10, Max: lease / 2}
+	}
+	return Range{}
+}
+
+// Clients is how many lock clients k's runners start for workers workers:
+// the batched kind runs BatchCallers callers on each of half as many.
+func (k Kind) Clients(workers int) int {
+	if k == Batched {
+		return max(workers/2, 1)
+	}
+	return workers
+}
+
 // CounterLock is the lock name whose holders write the resource under k
 // ("" = every exclusive holder).
 func (k Kind) CounterLock(name string) string {
