@@ -29,6 +29,7 @@ const (
 	Stall      Kind = "stall"        // the next worker to receive a grant is stalled D before using it
 	ExpiryRace Kind = "expiry-race"  // a lock abandoned by a crashed holder is contended in its last millisecond
 	SplitSides Kind = "split-sides"  // Kleppmann's split: even workers reach the first majority of the nodes, odd ones the last
+	UnlockLoss Kind = "unlock-loss"  // Nodes' unlock (pub/sub) messages to every worker dropped (Late = 0) or delayed by Late; connections stay up
 )
 
 // Fault is one fault of a schedule, a plain value: a run is its seed plus
@@ -43,6 +44,8 @@ type Fault struct {
 	D       time.Duration
 	Rate    float64
 	Persist bool
+	// Late: unlock-loss — how late each unlock message arrives (0: lost).
+	Late time.Duration `json:",omitempty"`
 }
 
 func (f Fault) String() string {
@@ -56,6 +59,9 @@ func (f Fault) String() string {
 	}
 	if f.D > 0 {
 		fmt.Fprintf(&b, " d=%v", f.D)
+	}
+	if f.Late > 0 {
+		fmt.Fprintf(&b, " late=%v", f.Late)
 	}
 	if f.Rate != 0 {
 		fmt.Fprintf(&b, " x%.2f", f.Rate)
@@ -203,6 +209,24 @@ func minorityPlan(m Mode, t Timing, rng *rand.Rand) []Fault {
 		}
 		out = append(out, f)
 		at += hold + time.Duration(rng.Int64N(int64(t.Lease/5)))
+	}
+	return out
+}
+
+// lostWakeupsPlan: ten windows over the run, alternately dropping every
+// unlock message of every node and delaying each by 300 ms (longer than
+// the wakeup bound, so a waiter that waits for it is late). Each window
+// starts when a worker holds the lock, keeps it a fifth of its lease in
+// its critical section (the others come to wait meanwhile) and lasts half
+// a lease past its release.
+func lostWakeupsPlan(m Mode, t Timing, rng *rand.Rand) []Fault {
+	var out []Fault
+	for i, f := range repeated(t, rng, 10, Fault{Kind: UnlockLoss, Nodes: allOf(m.Nodes()), Held: true, D: t.Lease / 5}) {
+		if i%2 == 1 {
+			f.Late = 300 * time.Millisecond
+		}
+		f.Hold = f.D + t.Lease/2
+		out = append(out, f)
 	}
 	return out
 }

@@ -24,7 +24,7 @@ func ExpectsProgress(m Mode, s Scenario) bool {
 		return false
 	}
 	switch s.ID {
-	case "baseline", "expiry-race":
+	case "baseline", "expiry-race", "lost-wakeups":
 		return true
 	case "partition-minority", "latency", "node-pause":
 		return m.Majority && m.Nodes() >= 3

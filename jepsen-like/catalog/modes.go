@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -30,7 +31,7 @@ type LockParams struct {
 	// it).
 	DriftFactor float64
 	// Workload is the lock kind the worker takes (workload.Mutex when
-	// empty); only modes with Kinds honour another.
+	// empty); only the quorum lock's modes (Ours) honour another.
 	Workload workload.Kind
 	// Worker is the worker's index (the rw, all and reentrant workloads
 	// give workers different roles; batched: the client's index).
@@ -83,13 +84,14 @@ type Mode struct {
 	// scenario shows it; elsewhere a late signal of such a mode is not
 	// counted as a broken property.
 	LateLossSignal bool
-	// Kinds: the LockFunc honours LockParams.Workload (the quorum lock's
-	// modes); other modes run the mutex workload only.
-	Kinds bool
 	// RestartDetection is the mode's restart detection, set explicitly
 	// (the library's default changes between releases; a mode must not
 	// drift with it).
 	RestartDetection RestartDetection
+	// Ours: the lock is this project's quorum lock (built by the
+	// catalog): its waiting follows RetryInterval and AttemptTimeout, so
+	// the wakeup bound applies (a peer waits its own way).
+	Ours bool
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }
@@ -129,7 +131,7 @@ const waitTimeout = 100 * time.Millisecond
 // the mode's fencing and restart detection set explicitly, then opts.
 func quorumMode(m Mode, opts ...quorum.Option) Mode {
 	m.Lock = QuorumLock(append(SafetyOptions(m), opts...)...)
-	m.Kinds = true
+	m.Ours = true
 	return m
 }
 
@@ -147,13 +149,27 @@ func SafetyOptions(m Mode) []quorum.Option {
 	return out
 }
 
+// RetryInterval is the quorum lock's retry interval in every runner (the
+// waits in a cell are short).
+const RetryInterval = 100 * time.Millisecond
+
+// AttemptTimeout is the quorum lock's default attempt timeout
+// (quorum.WithAttemptTimeout's default), which a cell keeps unless its
+// timing sets one.
+const AttemptTimeout = 250 * time.Millisecond
+
+// WakeupBound is how long a free lock may stay untaken while quorum
+// locks of a cell wait for it (checker.WakeupBound of RetryInterval and
+// AttemptTimeout): 370 ms.
+var WakeupBound = checker.WakeupBound(RetryInterval, AttemptTimeout)
+
 // QuorumLock returns the LockFunc of the quorum lock with opts. Every
 // worker gets its own quorum.Client over its own connections, with a
 // 100 ms retry interval (the waits in a runner's cell are short) and the
 // lease time as TTL.
 func QuorumLock(opts ...quorum.Option) LockFunc {
 	return func(p LockParams) (workload.Locker, func() error, error) {
-		all := append([]quorum.Option{quorum.WithRetryInterval(100 * time.Millisecond), quorum.WithTTL(p.LeaseTime)}, opts...)
+		all := append([]quorum.Option{quorum.WithRetryInterval(RetryInterval), quorum.WithTTL(p.LeaseTime)}, opts...)
 		if p.AttemptTimeout > 0 {
 			all = append(all, quorum.WithAttemptTimeout(p.AttemptTimeout))
 		}

@@ -61,6 +61,11 @@ type Scenario struct {
 	ForgetsFences bool
 	// Pace, if set, adapts the run's timing to the scenario (see Pace).
 	Pace *Pace
+	// Think, if set, is how long workers pause between a release and
+	// their next acquire (the workload's default is a few milliseconds):
+	// long enough, and a releaser does not take the lock straight back,
+	// so only waiters can take it.
+	Think time.Duration
 	// Faults is the scenario's fault plan (nil when no runner that reads
 	// the abstract plan runs it: see NotOn).
 	Faults Plan
@@ -121,6 +126,12 @@ var (
 	ClaimLossSignalled = report.Claim{Source: report.JepsenEtcd,
 		Text:     "a lease can expire while its holder works; the lock must at least tell the holder before another client is granted it, also when its renewal hangs",
 		Property: checker.LossSignal}
+	// ClaimWakeupsLost: pub/sub is at most once; a lock whose waiters
+	// wait for unlock messages must not hang when one is lost
+	// (redisson#5761).
+	ClaimWakeupsLost = report.Claim{Source: report.RedlockSpec,
+		Text:     "a client that cannot get the lock retries after a delay: waiters do not depend on being told of an unlock (pub/sub messages are at most once)",
+		Property: checker.FreeLockTaken}
 	// ClaimAbandonedExpires: a lock whose holder never releases it (a
 	// crashed holder) frees itself when its TTL ends, also when a
 	// contender reaches the key in its last millisecond.
@@ -271,6 +282,8 @@ var Scenarios = []Scenario{
 				return safe(ClaimAllNodes, "a node that did not restart still holds the key and refuses")
 			case m.Group:
 				return unsafe(report.ClaimRestartNeedsPersistence, "the master comes back empty and its replica resyncs the empty dataset: WAIT does not help")
+			case m.Masters > 1 && m.RestartDetection == RestartAlways:
+				return safe(report.ClaimRestartNeedsPersistence, "the restarted majority forgets the holder's key, but restart detection keeps it from voting for a TTL: nobody else gathers a quorum while the lease is valid")
 			case m.Masters > 1:
 				return unsafe(report.ClaimRestartNeedsPersistence, "the restarted majority forgets the holder's key (no restart detection in this mode)")
 			}
@@ -446,6 +459,18 @@ var Scenarios = []Scenario{
 			return safe(report.ClaimMajority, "every fault is one the lock claims to survive")
 		},
 		Faults: randomPlan,
+	},
+	{
+		ID: "lost-wakeups",
+		Summary: "unlock messages (pub/sub) to the workers are dropped, or delayed by 300 ms, connections kept, in ten windows, each with a holder kept a fifth of its lease; " +
+			"workers think half a second after a release; no other fault: waiters must take a free lock within the wakeup bound (1.2 × the retry interval + an attempt timeout)",
+		Expect: func(Mode) Expectation {
+			return safe(ClaimWakeupsLost, "a waiter that hears no unlock message retries after at most 1.2 × the retry interval")
+		},
+		Applies: func(m Mode) bool { return m.Ours },
+		Pace:    &Pace{DurationMul: 3},
+		Faults:  lostWakeupsPlan,
+		Think:   500 * time.Millisecond,
 	},
 	{
 		ID:      "minority",

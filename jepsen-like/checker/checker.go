@@ -122,6 +122,11 @@ type Report struct {
 	// the takeover (WithSignalGrace), while it still held. Unknown when the
 	// leases do not signal (no "signals" label) or report no deadlines.
 	Signals Result `json:"signals"`
+	// Wakeups: a free lock is taken within the wakeup bound while
+	// workers wait, also when unlock messages are lost (see
+	// [WithWakeupBound]); Count is the number of releases after which a
+	// waiter was left waiting past the bound. Unknown without a bound.
+	Wakeups Result `json:"wakeups"`
 	// WritesAfterSignal counts writes made under a lease after it had
 	// signalled its end: the client acted although told (a pause between
 	// its check and its write). Counted, not a verdict.
@@ -188,10 +193,14 @@ const (
 	// FairOrder: a fair lock grants in arrival order (the FairOrder
 	// check).
 	FairOrder Property = "fair-order"
+	// FreeLockTaken: waiters take a free lock within the wakeup bound,
+	// whether or not they heard its unlock message (the Wakeups check).
+	// A liveness property, not part of Safety.
+	FreeLockTaken Property = "free-lock-taken"
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, SignalFirst, WriterProgress, FairOrder}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -226,6 +235,8 @@ func (r Report) checks(p Property) []namedResult {
 		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
 	case FairOrder:
 		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
+	case FreeLockTaken:
+		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
 		return []namedResult{me}
 	case LeaseExclusion:
@@ -282,6 +293,7 @@ type config struct {
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
+	wakeupBound time.Duration
 }
 
 // Option configures [Check].
@@ -356,7 +368,7 @@ func Check(h history.History, opts ...Option) Report {
 		r.HistoryError = err.Error()
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
-		r.TokenOrder, r.Register, r.CriticalSections, r.Signals = u, u, u, u
+		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
 		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
@@ -372,6 +384,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
+	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}

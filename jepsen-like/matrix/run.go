@@ -42,7 +42,7 @@ func Cells(modes []Mode, scenarios []Scenario) []Cell {
 
 // CellsOf lists the cells of modes × scenarios × workloads that apply
 // (nil workloads: the mutex workload alone). A workload other than mutex
-// runs only on modes that honour it (Mode.Kinds); with quick, only in the
+// runs only on modes that honour it (Mode.Ours); with quick, only in the
 // modes and scenarios its quick form names (catalog.Workload.Quick).
 func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, quick bool) []Cell {
 	if workloads == nil {
@@ -53,7 +53,7 @@ func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, q
 	for _, w := range workloads {
 		for _, s := range scenarios {
 			for _, m := range modes {
-				if w.ID != catalog.DefaultWorkload && (!m.Kinds || quick && !w.Quick(m.ID, s.ID)) {
+				if w.ID != catalog.DefaultWorkload && (!m.Ours || quick && !w.Quick(m.ID, s.ID)) {
 					continue
 				}
 				if s.Applies == nil || s.Applies(m) {
@@ -352,7 +352,12 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	// The grace for a lease's loss signal is about scheduling, not the
 	// lease: a quarter of the run's lease, also in a paced cell (a quarter
 	// of a 250 ms lease was outrun by timers firing late at load 16).
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
+	attempt := t.AttemptTimeout
+	if attempt <= 0 {
+		attempt = catalog.AttemptTimeout
+	}
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4),
+		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)))
 	exp := c.Expect()
 	res := report.FromReport(c.modeName(), c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)
@@ -506,16 +511,19 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	}()
 	faultErr := make(chan error, 1)
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
-	work := t.Work
-	if w := c.kind().Work(t.Lease); w != (workload.Range{}) {
-		work = w
-	}
-	werr := workload.Run(wctx, rec, res, workers, workload.Config{
-		Work:           work,
+	wc := workload.Config{
+		Work:           t.Work,
 		AcquireTimeout: t.Lease + t.Lease/2,
 		Seed:           seed,
 		CounterLock:    c.kind().CounterLock(LockName),
-	})
+	}
+	if w := c.kind().Work(t.Lease); w != (workload.Range{}) {
+		wc.Work = w
+	}
+	if th := c.Scenario.Think; th > 0 {
+		wc.Think = workload.Range{Min: th, Max: th * 3 / 2}
+	}
+	werr := workload.Run(wctx, rec, res, workers, wc)
 	ferr := <-faultErr
 	h := rec.History()
 	if err := errors.Join(werr, ferr); err != nil {

@@ -293,6 +293,20 @@ var Scenarios = catalog.On(catalog.Matrix)
 // scenario id: the matrix's reading of the catalog's plans (chaos's
 // faults, proxies of its own, gates that catch a holder).
 var realisations = map[string]func(*cell) (plan, error){
+	"lost-wakeups": func(c *cell) (plan, error) {
+		t := c.timing
+		u := &unlockLoss{}
+		g := &holdGate{}
+		p := c.holdingSeries(g, func(i int) (chaos.Fault, time.Duration) {
+			f := &lossFault{u: u}
+			if i%2 == 1 {
+				f.late = 300 * time.Millisecond
+			}
+			return c.holdingStrike(g, t.Lease/5, t.Lease/5+t.Lease/2, f)
+		})
+		p.hooks = u.hook
+		return p, nil
+	},
 	"baseline": func(*cell) (plan, error) { return plan{}, nil },
 	"partition-minority": func(c *cell) (plan, error) {
 		var s chaos.Schedule

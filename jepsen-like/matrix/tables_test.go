@@ -113,6 +113,7 @@ var wantExpected = map[string]string{
 	"clock-jump-partition":    "- - - U U U S",
 	"expiry-race":             "S S S S S - S",
 	"random":                  "S S U S S S S",
+	"lost-wakeups":            "S S S S S S S",
 }
 
 func TestExpectedTable(t *testing.T) {

@@ -84,9 +84,20 @@
 //     negative jumps. Keys expire lazily, when a command touches the
 //     database, which is when Redis's lazy expiry acts too (the active
 //     expiry cycle is not modelled; nothing in the lock depends on it).
-//   - INFO has no server section (no run_id, no uptime): restart detection
-//     (quorum's WithRestartDetection) cannot be simulated; no matrix mode
-//     uses it.
+//   - INFO has no server section and CONFIG GET knows no persistence
+//     settings in miniredis: the node hook answers INFO server (a run id
+//     and an uptime, both new after every restart) and CONFIG GET
+//     appendonly/appendfsync ("yes"/"always" in a scenario whose nodes
+//     persist, "no" otherwise), so restart detection runs in simulated
+//     crash-restart cells with its default delay.
+//   - Links are never instant: every link has a base delay (0.1–0.8 ms
+//     each way) and a jitter drawn from the seed (Net), under the latency
+//     faults; only go-redis's connection handshake is instant.
+//   - The RedLock invariant is judged at every step from the nodes' own
+//     keys and expiries (invariant.go).
+//   - Pub/sub is at most once: a link can drop a node's pub/sub messages
+//     without breaking the connection, or delay them (the catalog's
+//     unlock-loss fault, scenario lost-wakeups).
 //   - Commands that scripts run pass the same hook: it recognises them
 //     (miniredis marks their connection context "nested") and lets them
 //     through.

@@ -33,6 +33,7 @@ const (
 	Stall      = catalog.Stall
 	ExpiryRace = catalog.ExpiryRace
 	SplitSides = catalog.SplitSides
+	UnlockLoss = catalog.UnlockLoss
 )
 
 // DefaultTiming: 5 workers, 1 s leases, 20 s of virtual time.

@@ -79,13 +79,41 @@ func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 		}}
 	}
 	start := time.Now()
-	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4)}, opts...)
+	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound)}, opts...)
 	rep := checker.Check(out.History, all...)
 	exp := sc.Expect(c.Mode)
 	res := report.FromReport(c.modeName(), c.Scenario, exp.Claim, exp.Safe, rep).WithExpiry(out.Stray)
 	res = catalog.Judge(c.Mode, sc, exp, res, rep)
+	res = judgeInvariant(sc, exp, res, out.Invariant)
 	if w, ok := catalog.FindWorkload(string(c.kind())); ok {
 		res = catalog.JudgeWorkload(w, c.Mode, sc, exp, res, rep)
 	}
 	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
+}
+
+// judgeInvariant adds the RedLock invariant to a run's judgement where
+// lease exclusion is judged (a cell expected safe, or one whose faults
+// strike clients only): a violation is a broken property, and refutes a
+// cell expected safe.
+func judgeInvariant(sc catalog.Scenario, exp catalog.Expectation, res report.Result, inv Invariant) report.Result {
+	if !exp.Safe && !sc.LeasesHold {
+		return res
+	}
+	res.Judged += ", redlock-invariant"
+	if inv.Violations == 0 {
+		return res
+	}
+	why := fmt.Sprintf("redlock invariant: %d of %d checks found a valid lease on too few nodes (first: %s)", inv.Violations, inv.Checks, inv.First)
+	if res.Broken != "" {
+		res.Broken += "; "
+	}
+	res.Broken += why
+	if exp.Safe {
+		if res.Verdict == report.Refuted {
+			res.VerdictNote = why + "; " + res.VerdictNote
+		} else {
+			res.Verdict, res.VerdictNote = report.Refuted, why
+		}
+	}
+	return res
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -30,6 +31,9 @@ type Cell struct {
 	Faults []Fault
 	// ReplLag is a group's replication lag (default 2 ms).
 	ReplLag time.Duration
+	// plantUntil is a planted error for tests: every lease believes it is
+	// valid this much longer than the lock says (see Invariant).
+	plantUntil time.Duration
 	// Workload is the lock kind the workers take (workload.Mutex when
 	// empty).
 	Workload workload.Kind
@@ -90,6 +94,8 @@ type Outcome struct {
 	Stray []string
 	// Wall is the wall time of the run (without the check).
 	Wall time.Duration
+	// Invariant is what the RedLock invariant's check found.
+	Invariant Invariant
 }
 
 // env is a running simulation.
@@ -102,11 +108,20 @@ type env struct {
 	rec    *history.Recorder
 	gates  *gates
 	stall  *stall
+	watch  *watch
 	driftF float64
 	ctx    context.Context // ends with the run
 
 	mu      sync.Mutex
 	closers []func()
+}
+
+// allNodes are every node of the run (a group's both).
+func (e *env) allNodes() []*Node {
+	if e.group != nil {
+		return e.group.Nodes()
+	}
+	return e.nodes
 }
 
 // lockNode returns the node a fault on lock node i strikes (a group: its
@@ -161,6 +176,11 @@ func Simulate(c Cell) (Outcome, error) {
 			e.nodes = append(e.nodes, NewNode(e.nw, fmt.Sprintf("n%d", i)))
 		}
 	}
+	if sc, ok := Scenario(c.Scenario); ok && sc.Persistence == localredis.AOFAlways {
+		for _, n := range e.allNodes() {
+			n.SetPersistence(true)
+		}
+	}
 	defer func() {
 		if e.group != nil {
 			e.group.Close()
@@ -183,6 +203,8 @@ func Simulate(c Cell) (Outcome, error) {
 	}
 	e.gates = &gates{}
 	e.stall = &stall{}
+	e.watch = newWatch(e)
+	e.watch.plantUntil = c.plantUntil
 
 	var res *resource.Counter
 	if c.Mode.Fencing {
@@ -206,7 +228,12 @@ func Simulate(c Cell) (Outcome, error) {
 	for i, f := range faults {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
-	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease)})
+	nemesis.Go(func() { e.watch.run(ctx) })
+	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease)}
+	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
+		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
+	}
+	err = workload.Run(ctx, e.rec, res, workers, wc)
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and
@@ -220,7 +247,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// second until the pool is closed; let those see the close (virtual
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
-	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start)}, err
+	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result()}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
@@ -243,6 +270,9 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
 		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w,
 	})
+	if hooked && err == nil {
+		l = e.watch.wrap(l, w, lockName)
+	}
 	e.mu.Lock()
 	e.closers = append(e.closers, func() {
 		if closeLock != nil {
@@ -332,6 +362,7 @@ func (e *env) inject(i int, f Fault) {
 	}
 	e.rec.NemesisStart(name).Ok()
 	heal := e.apply(f, holder)
+	e.watch.check()
 	switch {
 	case f.Held:
 		// The fault lasts while the holder is held (D), or Hold if longer.
@@ -340,6 +371,7 @@ func (e *env) inject(i int, f Fault) {
 		time.Sleep(f.Hold)
 	}
 	heal()
+	e.watch.check()
 	e.rec.NemesisEnd(name).Ok()
 }
 
@@ -390,6 +422,14 @@ func (e *env) apply(f Fault, holder int) func() {
 		return func() { set(false) }
 	case ReplyLoss:
 		return links(func(l *Link) { l.CutReplies = true })
+	case UnlockLoss:
+		return links(func(l *Link) {
+			if f.Late > 0 {
+				l.UnlockDelay = f.Late
+			} else {
+				l.DropUnlocks = true
+			}
+		})
 	case Latency:
 		return links(func(l *Link) { l.Delay, l.Jitter = f.D/2, f.D })
 	case PauseNode:

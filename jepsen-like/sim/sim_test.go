@@ -45,6 +45,7 @@ var quickCells = []struct {
 	{"single", "clock-rate-fast", ""},
 	{"single", "expiry-race", ""},
 	{"redlock-3", "clock-jump-partition", ""},
+	{"redlock-3", "lost-wakeups", ""},
 	// A cell per lock kind, in the mode of its quick matrix form.
 	{"redlock-5+fencing", "partition-minority", workload.RW},
 	{"redlock-3", "node-pause", workload.Fair},
