@@ -270,7 +270,14 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
 		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w,
 	})
-	if hooked && err == nil {
+	// The RedLock invariant watches the leases of one plain lock name:
+	// the mutex, renewed and reentrant workloads'. The other kinds' keys
+	// (read-write shares, several names, a fair queue, a client's fan-out
+	// of callers) are judged by the checker alone, and their Lockers keep
+	// the abilities the workload reads (Describer, Fanout).
+	_, described := l.(workload.Describer)
+	_, fanout := l.(workload.Fanout)
+	if hooked && err == nil && !described && !fanout {
 		l = e.watch.wrap(l, w, lockName)
 	}
 	e.mu.Lock()
