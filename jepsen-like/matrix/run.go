@@ -513,7 +513,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
 	wc := workload.Config{
 		Work:           t.Work,
-		AcquireTimeout: t.Lease + t.Lease/2,
+		AcquireTimeout: c.kind().AcquireTimeout(t.Lease+t.Lease/2, t.Lease, t.Workers),
 		Seed:           seed,
 		CounterLock:    c.kind().CounterLock(LockName),
 	}

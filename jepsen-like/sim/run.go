@@ -229,7 +229,8 @@ func Simulate(c Cell) (Outcome, error) {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
 	nemesis.Go(func() { e.watch.run(ctx) })
-	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease)}
+	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease),
+		AcquireTimeout: c.kind().AcquireTimeout(2*time.Second, t.Lease, t.Workers)}
 	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
 		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
 	}

@@ -133,6 +133,16 @@ func (k Kind) Work(lease time.Duration) Range {
 	return Range{}
 }
 
+// AcquireTimeout is the bound of each Lock call of k's workers: def, but
+// for renewed leases long enough for every other worker to hold once
+// (workers × lease), as their critical sections last up to half a lease.
+func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
+	if k == Renewed {
+		return max(def, time.Duration(workers)*lease)
+	}
+	return def
+}
+
 // Clients is how many lock clients k's runners start for workers workers:
 // the batched kind runs BatchCallers callers on each of half as many.
 func (k Kind) Clients(workers int) int {
