@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci vet sim sim-quick sim-soak-ci sim-mutants
+.PHONY: demo test test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci mutants-kinds vet sim sim-quick sim-soak-ci sim-mutants
 
 deps:
 	@scripts/ensure-deps.sh
@@ -78,6 +78,14 @@ mutants-quick: deps-redis
 # in make mutants.
 mutants-ci: deps-redis
 	go run ./cmd/quorumlock chaos --mutants --mutant quorum-of-1,unlock-without-owner-check,token-from-first-node
+
+# One mutant per lock kind (issue 25), each through its kind's workload
+# cells, on real processes and in the simulation. Not part of mutants-ci:
+# together they would take CI past its 20 minutes.
+KIND_MUTANTS = rw-writer-beside-readers,fair-last-first,renewal-believes-longer,all-partial-set,reentrant-partial-release-frees,batched-replies-swapped
+mutants-kinds: deps-redis
+	go run ./cmd/quorumlock chaos --mutants --mutant $(KIND_MUTANTS)
+	go run ./cmd/quorumlock chaos --mutants --sim --mutant $(KIND_MUTANTS)
 
 # The deterministic simulation (jepsen-like/sim): nodes in memory running
 # our Lua scripts, an in-memory network and virtual time. sim-quick is the

@@ -30,6 +30,12 @@ type LockParams struct {
 	// factor (scenarios about clock rates set it; locks without one ignore
 	// it).
 	DriftFactor float64
+	// Workload is the lock kind the worker takes (workload.Mutex when
+	// empty); only the quorum lock's modes (Ours) honour another.
+	Workload workload.Kind
+	// Worker is the worker's index (the rw, all and reentrant workloads
+	// give workers different roles; batched: the client's index).
+	Worker int
 	// Clients are the worker's own connections, one per lock node: every
 	// independent master in order, or the group's master for a group.
 	Clients []redis.UniversalClient
@@ -173,16 +179,16 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 		if err != nil {
 			return nil, nil, err
 		}
-		var mopts []quorum.MutexOption
-		if !p.Watchdog {
-			mopts = append(mopts, quorum.WithLeaseTime(p.LeaseTime))
+		lease := p.LeaseTime
+		if p.Watchdog {
+			lease = 0
 		}
-		m, err := qc.Mutex(p.Name, mopts...)
+		l, err := workload.QuorumKind(qc, p.Workload, p.Name, p.Worker, lease)
 		if err != nil {
 			_ = qc.Close()
 			return nil, nil, err
 		}
-		return workload.Quorum(m), qc.Close, nil
+		return l, qc.Close, nil
 	}
 }
 

@@ -110,7 +110,9 @@ type Report struct {
 	// rejection is the fence doing its job; Count says how often.
 	StaleRejected Result `json:"stale_rejected"`
 	// TokenOrder: Ok acquisitions ordered by completion must carry strictly
-	// increasing tokens; Count is the number of acquisitions whose token is
+	// increasing tokens among those that exclude each other (per lock name;
+	// a reader's token tops every earlier writer's, a writer's every
+	// earlier holder's); Count is the number of acquisitions whose token is
 	// not above every earlier one. Unknown when no acquisition had a token.
 	TokenOrder Result `json:"token_order"`
 	// Signals: the lease-loss signal. Count is the number of tenures whose
@@ -135,6 +137,21 @@ type Report struct {
 	// history has no fault. A safe verdict on few of them is weak
 	// evidence.
 	Contested int `json:"contested"`
+	// SignalFirst: renewed leases. Count is the number of pairs of
+	// tenures that exclude each other and overlap once each is cut at its
+	// loss signal (less the signal grace): a holder told of the loss only
+	// after another holder's tenure began, or never. Unknown when the
+	// leases do not signal.
+	SignalFirst Result `json:"signal_first"`
+	// WriterProgress: read-write locks. Count is the number of writers'
+	// Lock calls (each bounded by the workload's acquire timeout) that did
+	// not obtain the lock with no fault in effect during them. Unknown
+	// when the history has no writer.
+	WriterProgress Result `json:"writer_progress"`
+	// FairOrder: fair locks. Count is the number of pairs of waiters
+	// granted out of arrival order (see WithFairSlack). Unknown when the
+	// history has no fair waiter.
+	FairOrder Result `json:"fair_order"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -167,6 +184,15 @@ const (
 	// told of the loss (the Signals check, WithSignalGrace). Not part of
 	// Safety: it judges what a lock tells its holder, not what happened.
 	LossSignal Property = "loss-signal"
+	// SignalFirst: a renewed lease's holder is told of the loss before
+	// another holder's tenure begins (the SignalFirst check).
+	SignalFirst Property = "signal-first"
+	// WriterProgress: writers of a read-write lock are not starved (the
+	// WriterProgress check).
+	WriterProgress Property = "writer-progress"
+	// FairOrder: a fair lock grants in arrival order (the FairOrder
+	// check).
+	FairOrder Property = "fair-order"
 	// FreeLockTaken: waiters take a free lock within the wakeup bound,
 	// whether or not they heard its unlock message (the Wakeups check).
 	// A liveness property, not part of Safety.
@@ -174,7 +200,7 @@ const (
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -203,6 +229,12 @@ func (r Report) checks(p Property) []namedResult {
 	switch p {
 	case LossSignal:
 		return []namedResult{{name: "leases taken over before their holders were told", r: r.Signals}}
+	case SignalFirst:
+		return []namedResult{{name: "holders told after a takeover", r: r.SignalFirst}}
+	case WriterProgress:
+		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
+	case FairOrder:
+		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
@@ -257,6 +289,7 @@ func (r Report) Summarize(p Property) Summary {
 
 type config struct {
 	grace       time.Duration
+	fairSlack   time.Duration
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
@@ -290,6 +323,17 @@ func WithSignalGrace(d time.Duration) Option {
 	}
 }
 
+// WithFairSlack is how much earlier a fair waiter must have called Lock
+// than another to count as queued ahead of it (default 50 ms: a waiter
+// reaches the queue on the nodes within one attempt).
+func WithFairSlack(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.fairSlack = d
+		}
+	}
+}
+
 // WithMaxExamples sets how many examples each Result keeps (default 5;
 // n < 0 keeps the default, 0 keeps none). Counts are always complete.
 func WithMaxExamples(n int) Option {
@@ -309,7 +353,7 @@ func WithoutLinearizability() Option {
 
 // Check runs every check over h.
 func Check(h history.History, opts ...Option) Report {
-	cfg := config{timeout: 10 * time.Second, maxExamples: 5, grace: 200 * time.Millisecond}
+	cfg := config{timeout: 10 * time.Second, maxExamples: 5, grace: 200 * time.Millisecond, fairSlack: 50 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -325,6 +369,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -336,6 +381,9 @@ func Check(h history.History, opts ...Option) Report {
 	r.StaleAccepted, r.StaleRejected = checkStale(ix, ex)
 	r.TokenOrder = checkTokenOrder(ix, ex)
 	r.Signals, r.WritesAfterSignal = checkSignals(ix, cfg.grace, ex)
+	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
+	r.WriterProgress = checkWriterProgress(h, ex)
+	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {

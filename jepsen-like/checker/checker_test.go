@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -382,7 +383,7 @@ func TestTenures(t *testing.T) {
 		{Worker: 1, Lease: 5, Start: ms(10), End: ms(12), Released: true},
 		{Worker: 2, Lease: 7, Token: 3, Start: ms(15), End: ms(16.5), ValidUntil: ms(30)},
 	}
-	if !slices.Equal(got, want) {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Tenures =\n%v\nwant\n%v", got, want)
 	}
 	if v := want[3].ValidEnd(); v != ms(16.5) {

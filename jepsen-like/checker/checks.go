@@ -233,19 +233,53 @@ func checkTokenOrder(ix *index, ex examples) Result {
 		return cmp.Or(cmp.Compare(a.Complete, b.Complete), cmp.Compare(a.ID, b.ID))
 	})
 	r := Result{Verdict: Ok}
-	var hi history.Op
+	// The highest token handed out so far per lock name, to exclusive and
+	// to shared holders: an acquisition must top every earlier one it
+	// excludes (a writer every holder of its names, a reader the writers).
+	type best struct{ excl, shared history.Op }
+	hi := map[string]*best{}
+	names := func(a history.Op) []string {
+		if a.Locks == nil {
+			return []string{""}
+		}
+		return a.Locks
+	}
 	without := 0
 	for _, a := range acqs {
 		if a.Token == 0 {
 			without++
 			continue
 		}
-		if a.Token <= hi.Token {
+		var top history.Op
+		for _, n := range names(a) {
+			if b := hi[n]; b != nil {
+				if b.excl.Token > top.Token {
+					top = b.excl
+				}
+				if !a.Shared && b.shared.Token > top.Token {
+					top = b.shared
+				}
+			}
+		}
+		if a.Token <= top.Token {
 			ex.add(&r, fmt.Sprintf("worker %d got token %d at %v, after worker %d got %d at %v",
-				a.Worker, a.Token, a.Complete, hi.Worker, hi.Token, hi.Complete), hi.ID, a.ID)
+				a.Worker, a.Token, a.Complete, top.Worker, top.Token, top.Complete), top.ID, a.ID)
 			continue
 		}
-		hi = a
+		for _, n := range names(a) {
+			b := hi[n]
+			if b == nil {
+				b = &best{}
+				hi[n] = b
+			}
+			if a.Shared {
+				if a.Token > b.shared.Token {
+					b.shared = a
+				}
+			} else {
+				b.excl = a
+			}
+		}
 	}
 	switch {
 	case r.Count > 0:
@@ -287,7 +321,7 @@ func checkSignals(ix *index, grace time.Duration, ex examples) (Result, int) {
 		var by *Tenure
 		for k := range ix.tenures {
 			u := &ix.tenures[k]
-			if u.Worker == t.Worker || u.Start < t.ValidUntil || u.Start <= t.Start || u.Start >= t.End {
+			if u.Worker == t.Worker || !u.Excludes(t) || u.Start < t.ValidUntil || u.Start <= t.Start || u.Start >= t.End {
 				continue
 			}
 			if by == nil || u.Start < by.Start {

@@ -66,6 +66,36 @@
 // is Ok acquisitions / attempted acquisitions. Latency is invoke→complete of
 // Ok acquisitions, nearest-rank p50 and p99.
 //
+// Lock kinds. An acquire may name the locks it holds (Op.Locks; none: the
+// run's one lock) and be shared (Op.Shared, a read hold). Two tenures
+// exclude each other when their name sets meet (MutexAll's per-name
+// exclusion; a batched client's distinct names) and at least one is
+// exclusive (a read-write lock's readers may overlap each other, never a
+// writer). Every overlap check above counts only pairs that exclude each
+// other. Beyond exclusion:
+//
+// Signal first (Report.SignalFirst; renewed leases). Cut each tenure at
+// its loss signal less the signal grace (a timer's delay on a loaded
+// machine): [Start, min(End, Signalled − grace)). Count is the number of excluding pairs that still overlap: a
+// holder told of the loss only after another holder's tenure began, or
+// never. Unknown when the leases do not signal.
+//
+// Writer progress (Report.WriterProgress; read-write locks). Count is the
+// number of writers' acquires (Role "writer", each Lock bounded by the
+// workload's acquire timeout, 2 s by default) that did not obtain the lock
+// although no fault (other than a held critical section) was in effect at
+// any time from their invoke to their completion. That is the liveness
+// bound: a writer waits at most one acquire timeout while the cluster is
+// healthy, however many readers come and go.
+//
+// Fair order (Report.FairOrder; fair locks). Waiter A (Role "fair") is
+// queued ahead of waiter B of another worker when A invoked Lock at least
+// the fair slack (WithFairSlack, 50 ms: one attempt reaches the queue on
+// the nodes) before B. A grant out of order is B's Lock returning Ok while
+// A, queued ahead of it, still waited (A's Lock returned later, whatever
+// its outcome), with no fault in effect from A's invoke to B's grant. Count
+// is the number of such pairs.
+//
 // Linearizability (Report.Register, Report.CriticalSections), checked with
 // porcupine against a register model that starts at 0. Register: Ok reads
 // and accepted writes as register operations — a sanity check of the

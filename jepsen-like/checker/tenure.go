@@ -29,6 +29,29 @@ type Tenure struct {
 	// Signalled is when the holder saw its lease signal that it ended
 	// (the first Signal op of the lease; 0 = not before its release).
 	Signalled time.Duration
+	// Locks are the names the lease held (nil: the run's one lock) and
+	// Shared whether it was a read hold; Role is the acquire's role.
+	Locks  []string
+	Shared bool
+	Role   string
+}
+
+// Excludes reports whether t and u may not be held at once: they hold a
+// common name (nil Locks stands for the run's one lock) and at least one of
+// them is exclusive.
+func (t Tenure) Excludes(u Tenure) bool {
+	if t.Shared && u.Shared {
+		return false
+	}
+	if t.Locks == nil || u.Locks == nil {
+		return true
+	}
+	for _, n := range t.Locks {
+		if slices.Contains(u.Locks, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidEnd is where the lease's validity ended inside the tenure:
@@ -63,8 +86,8 @@ type Overlap struct {
 	From, To time.Duration // the overlapping interval
 }
 
-// Overlaps returns every pair of tenures of different workers whose
-// intervals [Start, End) intersect. With valid set it uses [Start,
+// Overlaps returns every pair of tenures of different workers that exclude
+// each other (Tenure.Excludes) and whose intervals [Start, End) intersect. With valid set it uses [Start,
 // ValidEnd()) instead: overlaps of leases that were both still valid, which
 // a correct lock never allows whatever its clients do. Touching intervals
 // (one ends where the other starts) do not overlap. tenures must be sorted
@@ -85,7 +108,7 @@ func Overlaps(tenures []Tenure, valid bool) []Overlap {
 		// Drop tenures that ended before t starts.
 		active = slices.DeleteFunc(active, func(a Tenure) bool { return end(a) <= t.Start })
 		for _, a := range active {
-			if a.Worker != t.Worker {
+			if a.Worker != t.Worker && a.Excludes(t) {
 				out = append(out, Overlap{A: a, B: t, From: t.Start, To: min(end(a), end(t))})
 			}
 		}
@@ -183,6 +206,7 @@ func newIndex(h history.History) *index {
 			ix.tenures = append(ix.tenures, Tenure{
 				Worker: a.Worker, Lease: a.ID, Token: a.Token,
 				Start: a.Complete, End: max(end, a.Complete), ValidUntil: a.ValidUntil,
+				Locks: a.Locks, Shared: a.Shared, Role: a.Role,
 			})
 		}
 	}

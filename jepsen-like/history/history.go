@@ -77,6 +77,16 @@ type Op struct {
 	Name string `json:"name,omitempty"`
 	// Error is the error text of a Fail or Unknown outcome, if any.
 	Error string `json:"error,omitempty"`
+	// Locks: acquire — the lock names the lease holds (nil: the run's one
+	// lock). Two leases exclude each other only when their names meet.
+	Locks []string `json:"locks,omitempty"`
+	// Shared: acquire — a read (shared) hold, which may overlap other
+	// shared holds of the same names but no exclusive one.
+	Shared bool `json:"shared,omitempty"`
+	// Role: acquire — what the worker asked for beyond the plain lock
+	// ("writer" of a read-write lock, "fair" waiter, ...); free-form, for
+	// the checks of one lock kind.
+	Role string `json:"role,omitempty"`
 }
 
 // Returned reports whether the call returned (Complete is meaningful).

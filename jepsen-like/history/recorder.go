@@ -41,7 +41,7 @@ func (r *Recorder) SetMeta(key, value string) {
 }
 
 // Invoke records the start of an operation and stamps its invoke time. Of
-// op it uses Worker, Kind, Lease, Token, Value and Name; ID, times and
+// op it uses Worker, Kind, Lease, Token, Value, Name, Locks, Shared and Role; ID, times and
 // outcome are the Recorder's. Until completed the operation's outcome is
 // Unknown. Prefer the typed helpers (Acquire, Release, …) where they fit.
 func (r *Recorder) Invoke(op Op) Call {
@@ -62,6 +62,12 @@ func (r *Recorder) Invoke(op Op) Call {
 // with Acquired, Fail (certainly not acquired) or Unknown (timeout: maybe).
 func (r *Recorder) Acquire(worker int) Call {
 	return r.Invoke(Op{Worker: worker, Kind: Acquire})
+}
+
+// AcquireOf records that worker starts acquiring the named locks (nil: the
+// run's one lock), shared or exclusive, in a role (see [Op.Role]).
+func (r *Recorder) AcquireOf(worker int, locks []string, shared bool, role string) Call {
+	return r.Invoke(Op{Worker: worker, Kind: Acquire, Locks: locks, Shared: shared, Role: role})
 }
 
 // Extend records that worker starts extending the lease acquired by lease.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"io"
 	"os"
 	"strings"
@@ -25,21 +26,25 @@ var ErrViolation = errors.New("matrix: a mode expected safe showed a violation")
 // and the bench module's peer runner share them).
 type Options struct {
 	Modes, Scenarios string
-	Duration, Lease  time.Duration
-	Workers          int
-	Seed             int64
-	Seeds            int
-	UnsafeOnly       bool
-	Quick            bool
-	Parallel         int
-	HTML, JSON, MD   string
-	List             bool
+	// Workloads: comma-separated workloads ("" = mutex, or every one with
+	// Quick; "all" = every one).
+	Workloads       string
+	Duration, Lease time.Duration
+	Workers         int
+	Seed            int64
+	Seeds           int
+	UnsafeOnly      bool
+	Quick           bool
+	Parallel        int
+	HTML, JSON, MD  string
+	List            bool
 }
 
 // Register adds the options' flags to fs.
 func (o *Options) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Modes, "modes", "all", "comma-separated lock modes to run (see --list)")
 	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma-separated fault scenarios to run (see --list)")
+	fs.StringVar(&o.Workloads, "workloads", "", "comma-separated workloads (lock kinds) to run, or all (see --list); default mutex, every workload with --quick, each in the modes and scenarios of its quick form")
 	fs.DurationVar(&o.Duration, "duration", 0, "how long the workers run in each cell (default 8s, 3s with --quick)")
 	fs.DurationVar(&o.Lease, "lease", 0, "the workload's lease time, also the max TTL of delayed restarts (default 2s, 1s with --quick)")
 	fs.IntVar(&o.Workers, "workers", 0, "workers per cell, each with its own lock client (default 4)")
@@ -62,6 +67,14 @@ func (o Options) Config(modes []Mode, scenarios []Scenario) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	ss, err := SelectScenarios(scenarios, o.Scenarios)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	wl := o.Workloads
+	if wl == "" && o.Quick {
+		wl = "all"
+	}
+	ws, err := catalog.SelectWorkloads(wl)
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -91,7 +104,7 @@ func (o Options) Config(modes []Mode, scenarios []Scenario) (Config, error) {
 	if o.Seeds < 0 {
 		return Config{}, fmt.Errorf("%w: --seeds must be at least 1, got %d", ErrUsage, o.Seeds)
 	}
-	return Config{Modes: ms, Scenarios: ss, Timing: t, Seed: o.Seed, Seeds: max(o.Seeds, 1), UnsafeOnly: o.UnsafeOnly, Parallel: o.Parallel}, nil
+	return Config{Modes: ms, Scenarios: ss, Workloads: ws, QuickWorkloads: o.Quick, Timing: t, Seed: o.Seed, Seeds: max(o.Seeds, 1), UnsafeOnly: o.UnsafeOnly, Parallel: o.Parallel}, nil
 }
 
 // Main runs the matrix the options ask for: a progress line per cell to
@@ -104,10 +117,14 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 		return err
 	}
 	if o.List {
-		return List(stdout, cfg.Modes, cfg.Scenarios)
+		if err := List(stdout, cfg.Modes, cfg.Scenarios); err != nil {
+			return err
+		}
+		return ListWorkloads(stdout, cfg)
 	}
 	cells := cfg.cells()
 	start := time.Now()
+	fmt.Fprintf(progress, "workloads: %s\n", workloadIDs(cfg.Workloads))
 	fmt.Fprintf(progress, "%d cells (%d modes × %d scenarios, where they apply), %v per cell, lease %v (paced scenarios: shorter lease, longer cells), %d workers, seed %d, %d at a time\n",
 		len(cells), len(cfg.Modes), len(cfg.Scenarios), cfg.Timing.Duration, cfg.Timing.Lease, cfg.Timing.Workers, cfg.Seed, cfg.Parallel)
 	if cfg.Seeds > 1 {
@@ -214,6 +231,24 @@ func writeFile(name string, f func(io.Writer) error) error {
 	return fh.Close()
 }
 
+// ListWorkloads prints the workloads and where cfg runs each.
+func ListWorkloads(out io.Writer, cfg Config) error {
+	fmt.Fprintln(out, "\nWorkloads (--workloads; the property each adds to exclusion):")
+	for _, w := range catalog.Workloads {
+		p := "exclusion, data integrity"
+		if w.Property != "" {
+			p += ", " + string(w.Property)
+		}
+		fmt.Fprintf(out, "  %-10s %s [%s]\n", w.ID, w.Summary, p)
+		if w.ID != catalog.DefaultWorkload && w.Modes != nil {
+			fmt.Fprintf(out, "  %-10s quick form: %s × %s\n", "", strings.Join(w.Modes, ","), strings.Join(w.Scenarios, ","))
+		}
+	}
+	n := len(CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads))
+	fmt.Fprintf(out, "\nThis selection runs %d cells.\n", n)
+	return nil
+}
+
 // List prints the modes, the scenarios and the expectation of every cell.
 func List(out io.Writer, modes []Mode, scenarios []Scenario) error {
 	fmt.Fprintln(out, "Modes:")
@@ -242,4 +277,15 @@ func List(out io.Writer, modes []Mode, scenarios []Scenario) error {
 		fmt.Fprintln(out)
 	}
 	return nil
+}
+
+func workloadIDs(ws []catalog.Workload) string {
+	if ws == nil {
+		return catalog.DefaultWorkload
+	}
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, w.ID)
+	}
+	return strings.Join(ids, ",")
 }

@@ -26,36 +26,72 @@ import (
 // LockName is the name every worker of a cell locks.
 const LockName = "chaos-counter"
 
-// Cell is one mode under one scenario.
+// Cell is one mode under one scenario, running one workload (the mutex
+// workload when Workload is zero).
 type Cell struct {
 	Mode     Mode
 	Scenario Scenario
+	Workload catalog.Workload
 }
 
 // Cells lists the cells of modes × scenarios that apply, scenario by
-// scenario (the order of the report).
+// scenario (the order of the report), with the mutex workload.
 func Cells(modes []Mode, scenarios []Scenario) []Cell {
+	return CellsOf(modes, scenarios, nil, false)
+}
+
+// CellsOf lists the cells of modes × scenarios × workloads that apply
+// (nil workloads: the mutex workload alone). A workload other than mutex
+// runs only on modes that honour it (Mode.Ours); with quick, only in the
+// modes and scenarios its quick form names (catalog.Workload.Quick).
+func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, quick bool) []Cell {
+	if workloads == nil {
+		w, _ := catalog.FindWorkload(catalog.DefaultWorkload)
+		workloads = []catalog.Workload{w}
+	}
 	var out []Cell
-	for _, s := range scenarios {
-		for _, m := range modes {
-			if s.Applies == nil || s.Applies(m) {
-				out = append(out, Cell{Mode: m, Scenario: s})
+	for _, w := range workloads {
+		for _, s := range scenarios {
+			for _, m := range modes {
+				if w.ID != catalog.DefaultWorkload && (!m.Ours || quick && !w.Quick(m.ID, s.ID)) {
+					continue
+				}
+				if s.Applies == nil || s.Applies(m) {
+					out = append(out, Cell{Mode: m, Scenario: s, Workload: w})
+				}
 			}
 		}
 	}
 	return out
 }
 
+// kind is the cell's workload driver.
+func (c Cell) kind() workload.Kind {
+	if c.Workload.Kind == "" {
+		return workload.Mutex
+	}
+	return c.Workload.Kind
+}
+
+// modeName is the mode as reports show it: with the workload when it is
+// not the mutex workload ("redlock-3/rw").
+func (c Cell) modeName() string {
+	if k := c.kind(); k != workload.Mutex {
+		return c.Mode.ID + "/" + string(k)
+	}
+	return c.Mode.ID
+}
+
 // Expect is the cell's expectation.
 func (c Cell) Expect() Expectation { return c.Scenario.Expect(c.Mode) }
 
-func (c Cell) String() string { return c.Mode.ID + " × " + c.Scenario.ID }
+func (c Cell) String() string { return c.modeName() + " × " + c.Scenario.ID }
 
 // seed derives the cell's seed from the run's: the same for the same cell
 // whatever else is selected.
 func (c Cell) seed(run int64) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%s", run, c.Mode.ID, c.Scenario.ID)
+	fmt.Fprintf(h, "%d/%s/%s", run, c.modeName(), c.Scenario.ID)
 	return h.Sum64()
 }
 
@@ -63,7 +99,12 @@ func (c Cell) seed(run int64) uint64 {
 type Config struct {
 	Modes     []Mode
 	Scenarios []Scenario
-	Timing    Timing
+	// Workloads are the workloads each cell runs (nil: mutex alone).
+	Workloads []catalog.Workload
+	// QuickWorkloads runs each workload but mutex only in the scenarios
+	// of its quick form (catalog.Workload.Scenarios).
+	QuickWorkloads bool
+	Timing         Timing
 	// Seed makes the run's random choices (work times, the random
 	// scenario's nemesis).
 	Seed int64
@@ -84,7 +125,7 @@ type Config struct {
 
 // cells are the cells the run covers.
 func (cfg Config) cells() []Cell {
-	cells := Cells(cfg.Modes, cfg.Scenarios)
+	cells := CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads)
 	if cfg.UnsafeOnly {
 		cells = slices.DeleteFunc(cells, func(c Cell) bool { return c.Expect().Safe })
 	}
@@ -280,6 +321,7 @@ type cell struct {
 	repeaters []<-chan struct{}
 	mode      Mode
 	sc        Scenario
+	kind      workload.Kind
 	timing    Timing
 	cluster   *chaos.Cluster
 	rec       *history.Recorder
@@ -317,9 +359,10 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4),
 		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)))
 	exp := c.Expect()
-	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
+	res := report.FromReport(c.modeName(), c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)
 	res = judgeMore(c, exp, res, rep)
+	res = catalog.JudgeWorkload(c.Workload, c.Mode, c.Scenario, exp, res, rep)
 	if res.ExpectedSafe && res.Verdict == report.Reproduced && res.Contested < t.MinContested {
 		res.Verdict = report.Inconclusive
 		res.VerdictNote = fmt.Sprintf("inconclusive: no violation, but only %d contested acquisitions (attempts while a fault was in effect and another client held a valid lease), %d needed; %s",
@@ -375,8 +418,8 @@ func FaultEvents(h history.History, settings []string) int {
 // (each worker's k-th tenure has the same work and think times); the
 // interleaving still follows the machine (see TestSameSeedSamePlan).
 func ReplayCommand(c Cell, t Timing, seed int64) string {
-	return fmt.Sprintf("quorumlock chaos --modes %s --scenarios %s --seed %d --duration %v --lease %v --workers %d",
-		c.Mode.ID, c.Scenario.ID, seed, t.Duration, t.Lease, t.Workers)
+	return fmt.Sprintf("quorumlock chaos --modes %s --scenarios %s --workloads %s --seed %d --duration %v --lease %v --workers %d",
+		c.Mode.ID, c.Scenario.ID, c.kind(), seed, t.Duration, t.Lease, t.Workers)
 }
 
 // LivenessFloor is catalog.LivenessFloor.
@@ -412,13 +455,14 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 
 	rec := history.NewRecorder(history.NewClock())
 	rec.SetMeta("mode", c.Mode.ID)
+	rec.SetMeta("workload", string(c.kind()))
 	rec.SetMeta("scenario", c.Scenario.ID)
 	rec.SetMeta("seed", fmt.Sprint(seed))
 	rec.SetMeta("lease", t.Lease.String())
 	if t.AttemptTimeout > 0 {
 		rec.SetMeta("attempt_timeout", t.AttemptTimeout.String())
 	}
-	cc := &cell{mode: c.Mode, sc: c.Scenario, timing: t, cluster: cl, rec: rec, seed: seed}
+	cc := &cell{mode: c.Mode, sc: c.Scenario, kind: c.kind(), timing: t, cluster: cl, rec: rec, seed: seed}
 	p, err := realisations[c.Scenario.ID](cc)
 	if err != nil {
 		return history.History{}, nil, nil, err
@@ -469,8 +513,12 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
 	wc := workload.Config{
 		Work:           t.Work,
-		AcquireTimeout: t.Lease + t.Lease/2,
+		AcquireTimeout: c.kind().AcquireTimeout(t.Lease+t.Lease/2, t.Lease, t.Workers),
 		Seed:           seed,
+		CounterLock:    c.kind().CounterLock(LockName),
+	}
+	if w := c.kind().Work(t.Lease); w != (workload.Range{}) {
+		wc.Work = w
 	}
 	if th := c.Scenario.Think; th > 0 {
 		wc.Think = workload.Range{Min: th, Max: th * 3 / 2}
@@ -499,7 +547,7 @@ func (c *cell) workers(ctx context.Context, p plan) ([]workload.Worker, func(), 
 		}
 	}
 	var out []workload.Worker
-	for w := range c.timing.Workers {
+	for w := range c.kind.Clients(c.timing.Workers) {
 		var opts []*redis.Options
 		if p.nodes != nil {
 			opts = p.nodes(w)
@@ -526,7 +574,7 @@ func (c *cell) workers(ctx context.Context, p plan) ([]workload.Worker, func(), 
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}
 		l, closeLock, err := c.mode.Lock(LockParams{Name: LockName, LeaseTime: c.timing.Lease, AttemptTimeout: c.timing.AttemptTimeout,
-			Watchdog: p.watchdog, DriftFactor: p.driftFactor, Clients: clients})
+			Watchdog: p.watchdog || c.kind.Watchdog(), DriftFactor: p.driftFactor, Clients: clients, Workload: c.kind, Worker: w})
 		if err != nil {
 			return nil, closeAll, fmt.Errorf("matrix: mode %s, worker %d: %w", c.mode.ID, w, err)
 		}

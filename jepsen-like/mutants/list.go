@@ -10,7 +10,7 @@ var List = []Mutant{
 		File:  "multilock/policy.go",
 		Old:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - (n/2 + 1) }",
 		New:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - 1 }",
-		Cells: []Cell{{"redlock-3", "baseline"}, {"redlock-5", "partition-minority"}},
+		Cells: []Cell{{"redlock-3", "baseline", ""}, {"redlock-5", "partition-minority", ""}},
 	},
 	{
 		Name:  "unlock-without-owner-check",
@@ -18,7 +18,7 @@ var List = []Mutant{
 		File:  "node/release.lua",
 		Old:   "local v = redis.pcall('get', KEYS[1])\n",
 		New:   "redis.call('del', KEYS[1])\ndo return 1 end\nlocal v = redis.pcall('get', KEYS[1])\n",
-		Cells: []Cell{{"redlock-3", "client-pause"}, {"single", "client-pause"}},
+		Cells: []Cell{{"redlock-3", "client-pause", ""}, {"single", "client-pause", ""}},
 	},
 	{
 		Name:  "no-validity-check",
@@ -26,7 +26,7 @@ var List = []Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\tif validity <= 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		New:   "\tif validity < 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
-		Cells: []Cell{{"single", "slow-acquire"}, {"failover", "slow-acquire"}},
+		Cells: []Cell{{"single", "slow-acquire", ""}, {"failover", "slow-acquire", ""}},
 	},
 	{
 		Name:  "no-drift-allowance",
@@ -34,7 +34,7 @@ var List = []Mutant{
 		File:  "drift/drift.go",
 		Old:   "\treturn time.Duration(float64(ttl)*factor) + Granularity\n",
 		New:   "\treturn 0\n",
-		Cells: []Cell{{"redlock-3", "clock-rate-fast"}, {"single", "clock-rate-fast"}},
+		Cells: []Cell{{"redlock-3", "clock-rate-fast", ""}, {"single", "clock-rate-fast", ""}},
 	},
 	{
 		Name:  "watchdog-silent",
@@ -42,7 +42,7 @@ var List = []Mutant{
 		File:  "quorum/lease.go",
 		Old:   "func (l *Lease) end(cause error) {\n\tl.mu.Lock()\n",
 		New:   "func (l *Lease) end(cause error) {\n\tif errors.Is(cause, ErrLeaseLost) {\n\t\treturn\n\t}\n\tl.mu.Lock()\n",
-		Cells: []Cell{{"redlock-5", "holder-isolated"}, {"redlock-3", "holder-isolated"}},
+		Cells: []Cell{{"redlock-5", "holder-isolated", ""}, {"redlock-3", "holder-isolated", ""}},
 	},
 	{
 		Name:  "token-from-first-node",
@@ -50,7 +50,7 @@ var List = []Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\t\tif err := m.fence(ctx, maxFence, until, need); err != nil {\n\t\t\treturn fail(err)\n\t\t}\n\t\ttoken = maxFence\n",
 		New:   "\t\tfor _, o := range m.outcomes {\n\t\t\tif o.Granted {\n\t\t\t\ttoken = o.Fence\n\t\t\t\tbreak\n\t\t\t}\n\t\t}\n",
-		Cells: []Cell{{"redlock-5+fencing", "partition-minority"}, {"redlock-5+fencing", "random"}},
+		Cells: []Cell{{"redlock-5+fencing", "partition-minority", ""}, {"redlock-5+fencing", "random", ""}},
 	},
 	{
 		Name:  "no-rollback",
@@ -58,7 +58,7 @@ var List = []Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "func (m *MultiLock) rollback() {\n",
 		New:   "func (m *MultiLock) rollback() {\n\tif true {\n\t\treturn\n\t}\n",
-		Cells: []Cell{{"redlock-5", "baseline"}, {"redlock-3", "baseline"}},
+		Cells: []Cell{{"redlock-5", "baseline", ""}, {"redlock-3", "baseline", ""}},
 	},
 	{
 		Name:  "promoted-lock-without-expiry",
@@ -66,7 +66,7 @@ var List = []Mutant{
 		File:  "node/lock_lib.lua",
 		Old:   "  if pt <= 0 then return true end\n  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  redis.call('pexpire', KEYS[1], pt)\n",
 		New:   "  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  if pt > 0 then redis.call('pexpire', KEYS[1], pt) end\n",
-		Cells: []Cell{{"single", "expiry-race"}, {"redlock-3", "expiry-race"}},
+		Cells: []Cell{{"single", "expiry-race", ""}, {"redlock-3", "expiry-race", ""}},
 	},
 	{
 		Name:  "fence-counter-expires",
@@ -74,6 +74,56 @@ var List = []Mutant{
 		File:  "node/acquire_lib.lua",
 		Old:   "  if bump then return redis.call('incr', key) end\n",
 		New:   "  if bump then\n    local v = redis.call('incr', key)\n    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n",
-		Cells: []Cell{{"redlock-5+fencing", "partition-all"}},
+		Cells: []Cell{{"redlock-5+fencing", "partition-all", ""}},
+	},
+	// One mutant per lock kind (issue 25): each is killed by its kind's
+	// workload, judged on the property the kind promises.
+	{
+		Name:  "rw-writer-beside-readers",
+		Bug:   "a read-write lock admits a writer while readers hold it",
+		File:  "node/rw_acquire.lua",
+		Old:   "elseif ownerWrites then\n",
+		New:   "elseif ownerWrites or writers == 0 then\n",
+		Cells: []Cell{{"redlock-5+fencing", "baseline", "rw"}, {"redlock-5+fencing", "partition-minority", "rw"}},
+	},
+	{
+		Name:  "fair-last-first",
+		Bug:   "a fair lock serves the last waiter in line first",
+		File:  "node/fair_lib.lua",
+		Old:   "  return redis.call('zrangebyscore', KEYS[2], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\n",
+		New:   "  return redis.call('zrevrangebyscore', KEYS[2], '+inf', 0, 'WITHSCORES', 'LIMIT', 0, 1)\n",
+		Cells: []Cell{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
+	},
+	{
+		Name:  "renewal-believes-longer",
+		Bug:   "a renewal believes the lease valid two TTLs longer than the nodes keep it",
+		File:  "multilock/multilock.go",
+		Old:   "\tm.until, m.ttl = end.Add(v), ttl\n",
+		New:   "\tm.until, m.ttl = end.Add(v+2*ttl), ttl\n",
+		Cells: []Cell{{"redlock-3", "holder-isolated", "renewed"}},
+	},
+	{
+		Name:  "all-partial-set",
+		Bug:   "MutexAll grants when a majority of its names is obtained, not all of them",
+		File:  "quorum/mutex.go",
+		Old:   "\treturn multilock.New(subs, c.mlOptsAll...)\n",
+		New:   "\treturn multilock.New(subs, c.mlOpts...)\n",
+		Cells: []Cell{{"redlock-5+fencing", "baseline", "all"}, {"redlock-5+fencing", "partition-minority", "all"}},
+	},
+	{
+		Name:  "reentrant-partial-release-frees",
+		Bug:   "giving back one of an owner's nested holds deletes the lock",
+		File:  "node/release.lua",
+		Old:   "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n",
+		New:   "if redis.call('del', KEYS[1]) < 0 then\n",
+		Cells: []Cell{{"redlock-3", "baseline", "reentrant"}, {"redlock-3", "partition-minority", "reentrant"}},
+	},
+	{
+		Name:  "batched-replies-swapped",
+		Bug:   "a pipeline of several callers' commands hands the replies out in reverse order",
+		File:  "node/batch.go",
+		Old:   "\t\tc.val, c.err = cmds[i].Val(), cmds[i].Err()\n",
+		New:   "\t\tc.val, c.err = cmds[len(cmds)-1-i].Val(), cmds[len(cmds)-1-i].Err()\n",
+		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 	},
 }

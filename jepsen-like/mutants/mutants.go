@@ -26,10 +26,24 @@ import (
 	"time"
 )
 
-// Cell is one mode × scenario of the matrix.
-type Cell struct{ Mode, Scenario string }
+// Cell is one mode × scenario of the matrix, running a workload (the
+// mutex workload when Workload is empty).
+type Cell struct{ Mode, Scenario, Workload string }
 
-func (c Cell) String() string { return c.Mode + " × " + c.Scenario }
+func (c Cell) String() string {
+	if c.Workload != "" && c.Workload != "mutex" {
+		return c.Mode + "/" + c.Workload + " × " + c.Scenario
+	}
+	return c.Mode + " × " + c.Scenario
+}
+
+// workload is the cell's workload as the runners name it.
+func (c Cell) workload() string {
+	if c.Workload == "" {
+		return "mutex"
+	}
+	return c.Workload
+}
 
 // Mutant is one deliberate bug.
 type Mutant struct {
@@ -234,7 +248,7 @@ type row struct {
 func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed string, err error) {
 	js := filepath.Join(dir, "cell.json")
 	cmd := exec.CommandContext(ctx, bin, "chaos", "--quick", "--modes", c.Mode, "--scenarios", c.Scenario,
-		"--seed", fmt.Sprint(seed), "--json", js)
+		"--workloads", c.workload(), "--seed", fmt.Sprint(seed), "--json", js)
 	return judgeCell(cmd, dir, js, true)
 }
 
@@ -245,7 +259,7 @@ func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds 
 		seeds = 5
 	}
 	js := filepath.Join(dir, "cell.json")
-	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestCell$", "-sim.mode", c.Mode, "-sim.scenario", c.Scenario,
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestCell$", "-sim.mode", c.Mode, "-sim.scenario", c.Scenario, "-sim.workload", c.workload(),
 		"-sim.seed", fmt.Sprint(max(seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.duration", "5s", "-sim.shrink=false", "-sim.json", js)
 	return judgeCell(cmd, dir, js, false)
 }

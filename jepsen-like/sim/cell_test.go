@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 var (
@@ -16,6 +18,7 @@ var (
 	flagJSON     = flag.String("sim.json", "", "TestCell: write the runs' rows here (the matrix's JSON shape)")
 	flagFaults   = flag.String("sim.faults", "", "TestCell: replay this JSON fault list (as printed by a shrink) instead of the scenario's plan")
 	flagShrink   = flag.Bool("sim.shrink", true, "TestCell: shrink a failing run's fault list")
+	flagWorkload = flag.String("sim.workload", "", "TestCell: the workload (lock kind) the workers run; default mutex")
 )
 
 // row is one run in the matrix JSON's shape (what the mutants runner reads).
@@ -37,8 +40,8 @@ type row struct {
 
 // ReplayCommand is the command that runs c again.
 func ReplayCommand(c Cell) string {
-	return fmt.Sprintf("go test ./jepsen-like/sim -run '^TestCell$' -sim.mode=%s -sim.scenario=%s -sim.seed=%d -sim.seeds=1 -sim.duration=%v",
-		c.Mode.ID, c.Scenario, c.Seed, c.timing().Duration)
+	return fmt.Sprintf("go test ./jepsen-like/sim -run '^TestCell$' -sim.mode=%s -sim.scenario=%s -sim.workload=%s -sim.seed=%d -sim.seeds=1 -sim.duration=%v",
+		c.Mode.ID, c.Scenario, c.kind(), c.Seed, c.timing().Duration)
 }
 
 // TestCell runs one mode × scenario over -sim.seeds seeds; a run the
@@ -68,7 +71,7 @@ func TestCell(t *testing.T) {
 	}()
 	for i := range *flagSeeds {
 		c := Cell{Mode: m, Scenario: *flagScenario, Seed: *flagSeed + uint64(i), Faults: faults,
-			Timing: Timing{Duration: *flagDuration}}
+			Timing: Timing{Duration: *flagDuration}, Workload: workload.Kind(*flagWorkload)}
 		start := time.Now()
 		v := Run(t, c)
 		r := rowOf(c, v, time.Since(start))
@@ -89,7 +92,7 @@ func TestCell(t *testing.T) {
 }
 
 func rowOf(c Cell, v Verdict, wall time.Duration) row {
-	return row{Mode: c.Mode.ID, Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
+	return row{Mode: c.modeName(), Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
 		Verdict: string(v.Result.Verdict), VerdictNote: v.Result.VerdictNote, KeysWithoutExpiry: len(v.Stray),
 		Broken: v.Result.Broken, Acquisitions: v.Report.Acquires.Ok, Contested: v.Report.Contested,
 		WallMs: wall.Milliseconds(), Replay: ReplayCommand(c)}

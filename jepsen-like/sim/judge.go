@@ -64,7 +64,7 @@ func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
 	)
 	synctest.Test(t, func(t *testing.T) { out, err = Simulate(c) })
 	if err != nil {
-		t.Fatalf("sim: %s × %s seed %d: %v", c.Mode.ID, c.Scenario, c.Seed, err)
+		t.Fatalf("sim: %s × %s seed %d: %v", c.modeName(), c.Scenario, c.Seed, err)
 	}
 	return Judge(c, out, opts...)
 }
@@ -82,9 +82,12 @@ func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound)}, opts...)
 	rep := checker.Check(out.History, all...)
 	exp := sc.Expect(c.Mode)
-	res := report.FromReport(c.Mode.ID, c.Scenario, exp.Claim, exp.Safe, rep).WithExpiry(out.Stray)
+	res := report.FromReport(c.modeName(), c.Scenario, exp.Claim, exp.Safe, rep).WithExpiry(out.Stray)
 	res = catalog.Judge(c.Mode, sc, exp, res, rep)
 	res = judgeInvariant(sc, exp, res, out.Invariant)
+	if w, ok := catalog.FindWorkload(string(c.kind())); ok {
+		res = catalog.JudgeWorkload(w, c.Mode, sc, exp, res, rep)
+	}
 	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
 }
 

@@ -34,6 +34,26 @@ type Cell struct {
 	// plantUntil is a planted error for tests: every lease believes it is
 	// valid this much longer than the lock says (see Invariant).
 	plantUntil time.Duration
+	// Workload is the lock kind the workers take (workload.Mutex when
+	// empty).
+	Workload workload.Kind
+}
+
+// kind is the cell's workload driver.
+func (c Cell) kind() workload.Kind {
+	if c.Workload == "" {
+		return workload.Mutex
+	}
+	return c.Workload
+}
+
+// modeName is the mode as rows show it: with the workload when it is not
+// the mutex workload (as the matrix names it).
+func (c Cell) modeName() string {
+	if k := c.kind(); k != workload.Mutex {
+		return c.Mode.ID + "/" + string(k)
+	}
+	return c.Mode.ID
 }
 
 // Faults returns the cell's fault list: its own, or the plan's from the seed.
@@ -141,6 +161,7 @@ func Simulate(c Cell) (Outcome, error) {
 	}
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(history.NewClock())}
 	e.rec.SetMeta("mode", c.Mode.ID)
+	e.rec.SetMeta("workload", string(c.kind()))
 	e.rec.SetMeta("scenario", c.Scenario)
 	e.rec.SetMeta("seed", fmt.Sprint(c.Seed))
 	e.rec.SetMeta("backend", "sim")
@@ -192,7 +213,7 @@ func Simulate(c Cell) (Outcome, error) {
 		res = resource.NewUnfenced(e.rec)
 	}
 	var workers []workload.Worker
-	for w := range t.Workers {
+	for w := range c.kind().Clients(t.Workers) {
 		l, err := e.locker(w, "sim", e.addrs(w, split), watchdog, true)
 		if err != nil {
 			e.closeAll()
@@ -208,7 +229,8 @@ func Simulate(c Cell) (Outcome, error) {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
 	nemesis.Go(func() { e.watch.run(ctx) })
-	wc := workload.Config{Seed: c.Seed}
+	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease),
+		AcquireTimeout: c.kind().AcquireTimeout(2*time.Second, t.Lease, t.Workers)}
 	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
 		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
 	}
@@ -230,7 +252,13 @@ func Simulate(c Cell) (Outcome, error) {
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
+// Workers take the cell's workload's lock kind; helpers (hooked false) a
+// plain Mutex.
 func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bool) (workload.Locker, error) {
+	kind := workload.Mutex
+	if hooked {
+		kind = e.c.kind()
+	}
 	var clients []redis.UniversalClient
 	for _, a := range addrs {
 		cl := redis.NewClient(ClientOptions(e.nw, e.workerName(w), a))
@@ -240,10 +268,17 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		clients = append(clients, cl)
 	}
 	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
-		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog,
-		DriftFactor: e.driftF, Clients: clients,
+		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
+		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w,
 	})
-	if hooked && err == nil {
+	// The RedLock invariant watches the leases of one plain lock name:
+	// the mutex, renewed and reentrant workloads'. The other kinds' keys
+	// (read-write shares, several names, a fair queue, a client's fan-out
+	// of callers) are judged by the checker alone, and their Lockers keep
+	// the abilities the workload reads (Describer, Fanout).
+	_, described := l.(workload.Describer)
+	_, fanout := l.(workload.Fanout)
+	if hooked && err == nil && !described && !fanout {
 		l = e.watch.wrap(l, w, lockName)
 	}
 	e.mu.Lock()

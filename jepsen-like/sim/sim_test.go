@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 var (
@@ -28,27 +29,41 @@ func mode(t *testing.T, id string) catalog.Mode {
 // quickCells are the cells of the default test run: one seed each, a few
 // seconds of virtual time. Expected-safe cells must pass; expected-unsafe
 // ones must show their violation (the checker must be able to fail).
-var quickCells = []struct{ mode, scenario string }{
-	{"redlock-3", "baseline"},
-	{"redlock-5", "partition-minority"},
-	{"redlock-3", "random"},
-	{"redlock-5+fencing", "client-pause"},
-	{"single", "client-pause"},
-	{"redlock-3", "crash-restart-aof"},
-	{"redlock-3", "crash-restart-nopersist"},
-	{"single+wait", "failover"},
-	{"failover", "failover"},
-	{"single", "clock-rate-fast"},
-	{"single", "expiry-race"},
-	{"redlock-3", "clock-jump-partition"},
-	{"redlock-3", "lost-wakeups"},
+var quickCells = []struct {
+	mode, scenario string
+	workload       workload.Kind
+}{
+	{"redlock-3", "baseline", ""},
+	{"redlock-5", "partition-minority", ""},
+	{"redlock-3", "random", ""},
+	{"redlock-5+fencing", "client-pause", ""},
+	{"single", "client-pause", ""},
+	{"redlock-3", "crash-restart-aof", ""},
+	{"redlock-3", "crash-restart-nopersist", ""},
+	{"single+wait", "failover", ""},
+	{"failover", "failover", ""},
+	{"single", "clock-rate-fast", ""},
+	{"single", "expiry-race", ""},
+	{"redlock-3", "clock-jump-partition", ""},
+	{"redlock-3", "lost-wakeups", ""},
+	// A cell per lock kind, in the mode of its quick matrix form.
+	{"redlock-5+fencing", "partition-minority", workload.RW},
+	{"redlock-3", "node-pause", workload.Fair},
+	{"redlock-3", "holder-isolated", workload.Renewed},
+	{"redlock-5+fencing", "partition-minority", workload.All},
+	{"redlock-3", "partition-minority", workload.Reentrant},
+	{"redlock-3", "baseline", workload.Batched},
 }
 
 func TestQuickCells(t *testing.T) {
 	for _, qc := range quickCells {
-		t.Run(qc.mode+"/"+qc.scenario, func(t *testing.T) {
+		name := qc.mode + "/" + qc.scenario
+		if qc.workload != "" {
+			name += "/" + string(qc.workload)
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c := Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: 4 * time.Second}}
+			c := Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: 4 * time.Second}, Workload: qc.workload}
 			v := Run(t, c)
 			t.Log(v)
 			if v.Report.Acquires.Ok == 0 {

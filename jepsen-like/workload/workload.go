@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -109,6 +110,10 @@ type Config struct {
 	// TryLock makes workers call TryLock (one attempt) instead of Lock,
 	// followed by the think time when it fails.
 	TryLock bool
+	// CounterLock: only holders of this lock name write the resource
+	// (the batched workload's shared name); "" lets every exclusive
+	// holder write. Shared (read) holders never write.
+	CounterLock string
 	// Seed makes the work and think times of worker w follow from (Seed, w):
 	// its k-th tenure works and thinks for the k-th pair of Choices,
 	// whether its acquisition succeeded or not.
@@ -139,6 +144,7 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 	if rec == nil || res == nil {
 		return errors.New("workload: Run needs a recorder and a resource")
 	}
+	workers = Expand(workers)
 	seen := map[int]bool{}
 	for _, w := range workers {
 		if w.Locker == nil {
@@ -215,7 +221,11 @@ func Choices(cfg Config, worker, n int) []Choice {
 // the release. The acquire and the critical section run on contexts of
 // their own: the end of the run stops new tenures, not the current one.
 func (r *runner) tenure(ctx context.Context, work time.Duration) {
-	acq := r.rec.Acquire(r.w.ID)
+	var hold Hold
+	if d, ok := r.w.Locker.(Describer); ok {
+		hold = d.Hold()
+	}
+	acq := r.rec.AcquireOf(r.w.ID, hold.Locks, hold.Shared, hold.Role)
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.AcquireTimeout)
 	var (
 		lease Lease
@@ -262,7 +272,8 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	sleep(context.WithoutCancel(ctx), work)
 	// A careful client checks its lease before acting on it — its
 	// validity and its end signal...
-	if u := lease.Until(); (u.IsZero() || time.Now().Before(u)) && !closed(done) {
+	writes := !hold.Shared && (r.cfg.CounterLock == "" || slices.Contains(hold.Locks, r.cfg.CounterLock))
+	if u := lease.Until(); writes && (u.IsZero() || time.Now().Before(u)) && !closed(done) {
 		// ...and can still be paused right after the check.
 		if r.w.Gate != nil {
 			_ = r.w.Gate.Wait(WithLeaseUntil(context.WithoutCancel(ctx), u))

@@ -1,0 +1,305 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// Hold says what a Locker's leases hold, for the history (history.Op's
+// Locks, Shared and Role). A Locker that implements Describer reports it;
+// others hold the run's one lock exclusively.
+type Hold struct {
+	// Locks are the names held (nil: the run's one lock).
+	Locks []string
+	// Shared: a read hold. The worker reads the resource and never
+	// writes it.
+	Shared bool
+	// Role is the acquire's role for the kind's checks (checker.RoleWriter,
+	// checker.RoleFair, or "").
+	Role string
+}
+
+// Describer is the optional ability of a Locker to say what it holds.
+type Describer interface {
+	Hold() Hold
+}
+
+// Fanout is the optional ability of a Locker to serve several callers of
+// one lock client (the batched workload): Caller(i) is the Locker of its
+// i-th goroutine, i from 0 to Callers()-1, each run as its own worker.
+type Fanout interface {
+	Callers() int
+	Caller(i int) Locker
+}
+
+// Kind is a workload: which lock of the library the workers take and how.
+type Kind string
+
+// The workloads, one per lock kind the library sells.
+const (
+	// Mutex: every worker takes one quorum.Mutex with a fixed lease.
+	Mutex Kind = "mutex"
+	// RW: one quorum.RWMutex; even workers write, odd workers read.
+	RW Kind = "rw"
+	// Fair: one quorum.FairMutex with a fixed lease.
+	Fair Kind = "fair"
+	// Renewed: one quorum.Mutex whose leases the watchdog renews (no
+	// lease time); a worker stops writing when Done closes.
+	Renewed Kind = "renewed"
+	// All: quorum.MutexAll over the overlapping sets {a,b}, {b,c}, {c,a},
+	// {a,b,c} (worker w takes set w mod 4).
+	All Kind = "all"
+	// Reentrant: each worker is an owner (WithOwner); its Lock takes the
+	// lock, takes it again and gives the inner hold back, so its critical
+	// section runs under the outer hold alone.
+	Reentrant Kind = "reentrant"
+	// Batched: BatchCallers goroutines share each lock client (its
+	// pipelines carry several callers' commands); even callers take the
+	// shared name and write the resource, odd ones a name of their own.
+	Batched Kind = "batched"
+)
+
+// BatchCallers is the number of goroutines per client of the batched
+// workload.
+const BatchCallers = 8
+
+// KindInfo describes a workload for listings.
+type KindInfo struct {
+	Kind    Kind
+	Summary string
+	// Property is the checker property the workload adds to exclusion
+	// ("" when exclusion and data integrity are all it promises).
+	Property checker.Property
+}
+
+// Kinds lists the workloads in listing order.
+var Kinds = []KindInfo{
+	{Mutex, "workers take one Mutex with a fixed lease", ""},
+	{RW, "readers and writers on one RWMutex: no writer beside any holder, writers not starved", checker.WriterProgress},
+	{Fair, "waiters of one FairMutex: granted in arrival order", checker.FairOrder},
+	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
+	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", ""},
+	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
+	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
+}
+
+// ParseKinds parses a comma-separated list of workloads ("" or "all":
+// every one; the default of a matrix run is mutex alone).
+func ParseKinds(list string) ([]Kind, error) {
+	if list == "" || list == "all" {
+		out := make([]Kind, len(Kinds))
+		for i, k := range Kinds {
+			out[i] = k.Kind
+		}
+		return out, nil
+	}
+	var out []Kind
+	for _, s := range strings.Split(list, ",") {
+		k := Kind(strings.TrimSpace(s))
+		if !slices.ContainsFunc(Kinds, func(i KindInfo) bool { return i.Kind == k }) {
+			return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func kindNames() string {
+	var s []string
+	for _, k := range Kinds {
+		s = append(s, string(k.Kind))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Watchdog reports whether k's leases are renewed by the watchdog whatever
+// the scenario.
+func (k Kind) Watchdog() bool { return k == Renewed }
+
+// Work is the work time of k's critical sections under leases of lease
+// (zero: the runner's default). Renewed leases hold past a third of the
+// TTL, so the watchdog renews each at least once before its holder writes.
+func (k Kind) Work(lease time.Duration) Range {
+	if k == Renewed {
+		return Range{Min: lease/3 + lease/10, Max: lease / 2}
+	}
+	return Range{}
+}
+
+// AcquireTimeout is the bound of each Lock call of k's workers: def, but
+// for renewed leases long enough for every other worker to hold once
+// (workers × lease), as their critical sections last up to half a lease.
+func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
+	if k == Renewed {
+		return max(def, time.Duration(workers)*lease)
+	}
+	return def
+}
+
+// Clients is how many lock clients k's runners start for workers workers:
+// the batched kind runs BatchCallers callers on each of half as many.
+func (k Kind) Clients(workers int) int {
+	if k == Batched {
+		return max(workers/2, 1)
+	}
+	return workers
+}
+
+// CounterLock is the lock name whose holders write the resource under k
+// ("" = every exclusive holder).
+func (k Kind) CounterLock(name string) string {
+	if k == Batched {
+		return name
+	}
+	return ""
+}
+
+// QuorumKind returns worker's Locker of kind k over qc, on lock name (the
+// all and batched kinds derive their names from it). leaseTime > 0 gives
+// fixed leases; 0 leaves them to the watchdog. For Batched the Locker is a
+// Fanout of BatchCallers callers; worker is then the client's index.
+func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime time.Duration) (Locker, error) {
+	var opts []quorum.MutexOption
+	if leaseTime > 0 && !k.Watchdog() {
+		opts = append(opts, quorum.WithLeaseTime(leaseTime))
+	}
+	switch k {
+	case Mutex, Renewed, "":
+		m, err := qc.Mutex(name, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return Quorum(m), nil
+	case RW:
+		rw, err := qc.RWMutex(name, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if worker%2 == 0 {
+			return described{lockFuncs{rw.TryLock, rw.Lock}, Hold{Role: checker.RoleWriter}}, nil
+		}
+		return described{lockFuncs{rw.TryRLock, rw.RLock}, Hold{Shared: true}}, nil
+	case Fair:
+		f, err := qc.FairMutex(name, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return described{lockFuncs{f.TryLock, f.Lock}, Hold{Role: checker.RoleFair}}, nil
+	case All:
+		names := AllNames(name, worker)
+		m, err := qc.MutexAll(names, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return described{Quorum(m), Hold{Locks: names}}, nil
+	case Reentrant:
+		m, err := qc.Mutex(name, append(opts, quorum.WithOwner(fmt.Sprintf("owner-%d", worker)))...)
+		if err != nil {
+			return nil, err
+		}
+		return reentrant{m}, nil
+	case Batched:
+		b := batch{}
+		for i := range BatchCallers {
+			n := name
+			if i%2 == 1 {
+				n = fmt.Sprintf("%s/c%d/%d", name, worker, i)
+			}
+			m, err := qc.Mutex(n, opts...)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, described{Quorum(m), Hold{Locks: []string{n}}})
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
+}
+
+// AllNames is the name set worker w of the all workload takes: {a,b},
+// {b,c}, {c,a}, {a,b,c} by w mod 4, each under name.
+func AllNames(name string, w int) []string {
+	sets := [][]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"a", "b", "c"}}
+	var out []string
+	for _, s := range sets[w%len(sets)] {
+		out = append(out, name+"/"+s)
+	}
+	return out
+}
+
+type lockFuncs struct {
+	try, lock func(context.Context) (*quorum.Lease, error)
+}
+
+func (l lockFuncs) TryLock(ctx context.Context) (Lease, error) { return wrap(l.try(ctx)) }
+func (l lockFuncs) Lock(ctx context.Context) (Lease, error)    { return wrap(l.lock(ctx)) }
+
+type described struct {
+	Locker
+	h Hold
+}
+
+func (d described) Hold() Hold { return d.h }
+
+// reentrant takes its owner's lock twice and gives the inner hold back
+// before handing out the outer lease.
+type reentrant struct{ m *quorum.Mutex }
+
+func (r reentrant) TryLock(ctx context.Context) (Lease, error) { return r.nest(ctx, r.m.TryLock) }
+func (r reentrant) Lock(ctx context.Context) (Lease, error)    { return r.nest(ctx, r.m.Lock) }
+
+func (r reentrant) nest(ctx context.Context, take func(context.Context) (*quorum.Lease, error)) (Lease, error) {
+	outer, err := wrap(take(ctx))
+	if err != nil {
+		return nil, err
+	}
+	inner, err := r.m.TryLock(ctx)
+	if err == nil {
+		err = inner.Unlock(ctx)
+	}
+	if err != nil {
+		// The owner holds the lock: a second hold must be granted. Not
+		// ErrNotObtained: the outcome of the outer hold is what counts,
+		// and it is given back.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = outer.Unlock(rctx)
+		return nil, fmt.Errorf("workload: reentrant hold: %w", err)
+	}
+	return outer, nil
+}
+
+type batch []Locker
+
+func (b batch) Callers() int        { return len(b) }
+func (b batch) Caller(i int) Locker { return b[i] }
+
+// Fanout's Locker itself is never locked: Run expands it into its callers.
+func (b batch) TryLock(context.Context) (Lease, error) { return nil, errFanout }
+func (b batch) Lock(context.Context) (Lease, error)    { return nil, errFanout }
+
+var errFanout = errors.New("workload: a batched Locker is used through its callers (Fanout)")
+
+// Expand replaces every Fanout worker by its callers, numbered
+// worker.ID·BatchCallers + i, sharing its Gate.
+func Expand(workers []Worker) []Worker {
+	var out []Worker
+	for _, w := range workers {
+		f, ok := w.Locker.(Fanout)
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		for i := range f.Callers() {
+			out = append(out, Worker{ID: w.ID*f.Callers() + i, Locker: f.Caller(i), Gate: w.Gate})
+		}
+	}
+	return out
+}
