@@ -20,8 +20,7 @@ import (
 // new flags, the defaults page; issue 26: the election page). TestDocsNameWhatExists accepts exactly these while
 // they are missing, and fails once one of them exists, so the list gets
 // emptied. COORDINATOR: empty this list after merging those branches.
-var notYetMerged = []string{
-}
+var notYetMerged = []string{}
 
 // libraryPackages are the packages whose exported names the docs may cite
 // as pkg.Name, with their folders from the repository's root.
