@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 // Errors of an election.

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/multilock"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 // ErrNoTicket: a waiter could not take a ticket on a quorum (too few nodes

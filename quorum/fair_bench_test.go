@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/localredis"
-	"github.com/quorumlock/quorumlock/node"
 )
 
 // BenchmarkHandoffFair is the forced hand-off (8 goroutines on one name; the

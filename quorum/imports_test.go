@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quorumlock/quorumlock/multilock"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 // The node handle is what the core drives; the core is itself a sub-lock.
@@ -24,7 +24,7 @@ func TestLibraryImports(t *testing.T) {
 		t.Skip("go tool not in PATH")
 	}
 	forbidden := []string{"toxiproxy", "testcontainers", "/chaos", "jepsen-like", "/localredis", "/cmd/"}
-	for _, pkg := range []string{"drift", "node", "multilock", "quorum"} {
+	for _, pkg := range []string{"drift", "node", "multilock", "internal/node", "internal/multilock", "quorum"} {
 		out, err := exec.Command(goBin, "list", "-deps", "github.com/quorumlock/quorumlock/"+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
@@ -36,13 +36,14 @@ func TestLibraryImports(t *testing.T) {
 					t.Errorf("%s imports %s", pkg, d)
 				}
 			}
-			if (pkg == "multilock" || pkg == "drift") && strings.Contains(d, "go-redis") {
+			core := pkg == "multilock" || pkg == "internal/multilock"
+			if (core || pkg == "drift") && strings.Contains(d, "go-redis") {
 				t.Errorf("%s imports Redis (%s); it must drive the Locker interface only", pkg, d)
 			}
-			if pkg == "multilock" && strings.HasSuffix(d, "quorumlock/node") {
+			if core && strings.HasSuffix(d, "/node") {
 				t.Errorf("multilock imports node")
 			}
-			if pkg == "node" && strings.HasSuffix(d, "quorumlock/multilock") {
+			if strings.HasSuffix(pkg, "node") && strings.HasSuffix(d, "/multilock") {
 				t.Errorf("node imports multilock")
 			}
 		}

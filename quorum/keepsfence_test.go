@@ -1,8 +1,8 @@
 package quorum
 
 import (
-	"github.com/quorumlock/quorumlock/multilock"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 // node.Lock reports stored fences, so the core may skip the write-back.

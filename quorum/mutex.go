@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/drift"
-	"github.com/quorumlock/quorumlock/multilock"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 type mutexConfig struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 // A holder keeps a bare majority (nodes 0–2 of 5: its keys on 3 and 4 are

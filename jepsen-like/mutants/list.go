@@ -7,7 +7,7 @@ var List = []Mutant{
 	{
 		Name:  "quorum-of-1",
 		Bug:   "the majority policy needs one node instead of a majority",
-		File:  "multilock/policy.go",
+		File:  "internal/multilock/policy.go",
 		Old:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - (n/2 + 1) }",
 		New:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - 1 }",
 		Cells: []Cell{{"redlock-3", "baseline", ""}, {"redlock-5", "partition-minority", ""}},
@@ -15,7 +15,7 @@ var List = []Mutant{
 	{
 		Name:  "unlock-without-owner-check",
 		Bug:   "a release deletes the lock whoever holds it",
-		File:  "node/release.lua",
+		File:  "internal/node/release.lua",
 		Old:   "local v = redis.pcall('get', KEYS[1])\n",
 		New:   "redis.call('del', KEYS[1])\ndo return 1 end\nlocal v = redis.pcall('get', KEYS[1])\n",
 		Cells: []Cell{{"redlock-3", "client-pause", ""}, {"single", "client-pause", ""}},
@@ -23,7 +23,7 @@ var List = []Mutant{
 	{
 		Name:  "no-validity-check",
 		Bug:   "a quorum granted after the TTL ran out counts (validity ≤ 0 not refused)",
-		File:  "multilock/multilock.go",
+		File:  "internal/multilock/multilock.go",
 		Old:   "\tif validity <= 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		New:   "\tif validity < 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		Cells: []Cell{{"single", "slow-acquire", ""}, {"failover", "slow-acquire", ""}},
@@ -47,7 +47,7 @@ var List = []Mutant{
 	{
 		Name:  "token-from-first-node",
 		Bug:   "the fencing token is the first granting node's counter, never written back to the quorum",
-		File:  "multilock/multilock.go",
+		File:  "internal/multilock/multilock.go",
 		Old:   "\t\tif err := m.fence(ctx, maxFence, until, need); err != nil {\n\t\t\treturn fail(err)\n\t\t}\n\t\ttoken = maxFence\n",
 		New:   "\t\tfor _, o := range m.outcomes {\n\t\t\tif o.Granted {\n\t\t\t\ttoken = o.Fence\n\t\t\t\tbreak\n\t\t\t}\n\t\t}\n",
 		Cells: []Cell{{"redlock-5+fencing", "partition-minority", ""}, {"redlock-5+fencing", "random", ""}},
@@ -55,7 +55,7 @@ var List = []Mutant{
 	{
 		Name:  "no-rollback",
 		Bug:   "a failed attempt keeps the nodes it got until their TTL",
-		File:  "multilock/multilock.go",
+		File:  "internal/multilock/multilock.go",
 		Old:   "func (m *MultiLock) rollback() {\n",
 		New:   "func (m *MultiLock) rollback() {\n\tif true {\n\t\treturn\n\t}\n",
 		Cells: []Cell{{"redlock-5", "baseline", ""}, {"redlock-3", "baseline", ""}},
@@ -63,7 +63,7 @@ var List = []Mutant{
 	{
 		Name:  "promoted-lock-without-expiry",
 		Bug:   "a fast-path lock promoted in its last millisecond loses its expiry",
-		File:  "node/lock_lib.lua",
+		File:  "internal/node/lock_lib.lua",
 		Old:   "  if pt <= 0 then return true end\n  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  redis.call('pexpire', KEYS[1], pt)\n",
 		New:   "  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  if pt > 0 then redis.call('pexpire', KEYS[1], pt) end\n",
 		Cells: []Cell{{"single", "expiry-race", ""}, {"redlock-3", "expiry-race", ""}},
@@ -71,7 +71,7 @@ var List = []Mutant{
 	{
 		Name:  "fence-counter-expires",
 		Bug:   "the fencing counter is kept with the lock's TTL instead of for good",
-		File:  "node/acquire_lib.lua",
+		File:  "internal/node/acquire_lib.lua",
 		Old:   "  if bump then return redis.call('incr', key) end\n",
 		New:   "  if bump then\n    local v = redis.call('incr', key)\n    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n",
 		Cells: []Cell{{"redlock-5+fencing", "partition-all", ""}},
@@ -81,7 +81,7 @@ var List = []Mutant{
 	{
 		Name:  "rw-writer-beside-readers",
 		Bug:   "a read-write lock admits a writer while readers hold it",
-		File:  "node/rw_acquire.lua",
+		File:  "internal/node/rw_acquire.lua",
 		Old:   "elseif ownerWrites then\n",
 		New:   "elseif ownerWrites or writers == 0 then\n",
 		Cells: []Cell{{"redlock-5+fencing", "baseline", "rw"}, {"redlock-5+fencing", "partition-minority", "rw"}},
@@ -89,7 +89,7 @@ var List = []Mutant{
 	{
 		Name:  "fair-last-first",
 		Bug:   "a fair lock serves the last waiter in line first",
-		File:  "node/fair_lib.lua",
+		File:  "internal/node/fair_lib.lua",
 		Old:   "  return redis.call('zrangebyscore', KEYS[2], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\n",
 		New:   "  return redis.call('zrevrangebyscore', KEYS[2], '+inf', 0, 'WITHSCORES', 'LIMIT', 0, 1)\n",
 		Cells: []Cell{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
@@ -97,7 +97,7 @@ var List = []Mutant{
 	{
 		Name:  "renewal-believes-longer",
 		Bug:   "a renewal believes the lease valid two TTLs longer than the nodes keep it",
-		File:  "multilock/multilock.go",
+		File:  "internal/multilock/multilock.go",
 		Old:   "\tm.until, m.ttl = end.Add(v), ttl\n",
 		New:   "\tm.until, m.ttl = end.Add(v+2*ttl), ttl\n",
 		Cells: []Cell{{"redlock-3", "holder-isolated", "renewed"}},
@@ -113,7 +113,7 @@ var List = []Mutant{
 	{
 		Name:  "reentrant-partial-release-frees",
 		Bug:   "giving back one of an owner's nested holds deletes the lock",
-		File:  "node/release.lua",
+		File:  "internal/node/release.lua",
 		Old:   "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n",
 		New:   "if redis.call('del', KEYS[1]) < 0 then\n",
 		Cells: []Cell{{"redlock-3", "baseline", "reentrant"}, {"redlock-3", "partition-minority", "reentrant"}},
@@ -121,7 +121,7 @@ var List = []Mutant{
 	{
 		Name:  "batched-replies-swapped",
 		Bug:   "a pipeline of several callers' commands hands the replies out in reverse order",
-		File:  "node/batch.go",
+		File:  "internal/node/batch.go",
 		Old:   "\t\tc.val, c.err = cmds[i].Val(), cmds[i].Err()\n",
 		New:   "\t\tc.val, c.err = cmds[len(cmds)-1-i].Val(), cmds[len(cmds)-1-i].Err()\n",
 		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},

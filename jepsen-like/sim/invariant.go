@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
-	"github.com/quorumlock/quorumlock/node"
 )
 
 // The RedLock invariant, judged at every step of a run from the nodes'

@@ -11,13 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/localredis"
-	"github.com/quorumlock/quorumlock/node"
 )
 
 // Cell is one simulated run: a catalog mode under a scenario's faults.

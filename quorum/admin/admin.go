@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
-	"github.com/quorumlock/quorumlock/multilock"
-	"github.com/quorumlock/quorumlock/node"
 )
 
 // Tools are the operator's tools over one quorum.Client's nodes: Check,
