@@ -70,10 +70,10 @@ var List = []Mutant{
 	},
 	{
 		Name:  "fence-counter-expires",
-		Bug:   "the fencing counter is kept with the lock's TTL instead of for good",
+		Bug:   "the fencing counter is kept with the lock's TTL instead of the retention, and a recreated one starts at 1 instead of the node's clock",
 		File:  "internal/node/acquire_lib.lua",
-		Old:   "  if bump then return redis.call('incr', key) end\n",
-		New:   "  if bump then\n    local v = redis.call('incr', key)\n    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n",
+		Old:   "    redis.call('pexpire', key, ARGV[4])\n    return v\n  end\n  local t = redis.call('time')\n  v = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]\n  redis.call('set', key, v, 'px', ARGV[4])\n",
+		New:   "    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n  v = 1\n  redis.call('set', key, v, 'px', ARGV[2])\n",
 		Cells: []Cell{{"redlock-5+fencing", "partition-all", ""}},
 	},
 	// One mutant per lock kind (issue 25): each is killed by its kind's
