@@ -84,6 +84,10 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 	var res *redis.Cmd
 	err := n.call(ctx, func(ctx context.Context) error {
 		if chk.none() {
+			if n.funcs {
+				res = n.fcallCmd(ctx, s, keys, args...)
+				return res.Err()
+			}
 			if b := n.batch; b != nil {
 				v, err := b.evalsha(ctx, s, keys, args...)
 				res = redis.NewCmd(ctx)
@@ -101,7 +105,7 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 		out.Server = addr
 		for try := 0; ; try++ {
 			pipe := cl.Pipeline()
-			res = s.EvalSha(ctx, pipe, keys, args...)
+			res = n.pipeScript(ctx, pipe, s, keys, args...)
 			var wait *redis.Cmd
 			if chk.Replicas > 0 {
 				out.Timeout = waitTimeout(ctx, chk.WaitTimeout)
@@ -113,6 +117,12 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 			}
 			_, _ = pipe.Exec(ctx)
 			if err := res.Err(); err != nil {
+				if try == 0 && n.funcs && functionMissing(err) {
+					if err := n.loadFunctions(ctx); err != nil {
+						return err
+					}
+					continue
+				}
 				if try == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
 					// The server's script cache does not have it (a restart
 					// or SCRIPT FLUSH): load it and ask again.

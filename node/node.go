@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
+	"github.com/quorumlock/quorumlock/internal/testmode"
 )
 
 // DefaultPrefix starts every key and channel this package uses.
@@ -33,6 +34,8 @@ type Node struct {
 
 	batch   *batcher // batch.go; nil: every call on its own
 	noBatch bool
+
+	funcs, funcsSet bool // WithFunctions (functions.go)
 }
 
 // Option configures a Node.
@@ -66,6 +69,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	n.name, n.guarded = describe(client)
 	for _, o := range opts {
 		o(n)
+	}
+	if !n.funcsSet {
+		n.funcs = testmode.Functions
 	}
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
