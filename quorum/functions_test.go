@@ -26,6 +26,18 @@ func init() { testmode.FromEnv() }
 // +function|load it loads it itself.
 var aclFunctionsClient = strings.Replace(aclLockClient, "+evalsha +eval +script|load", "+fcall", 1)
 
+// aclForMode adds what Functions mode needs to every user's rules when the
+// tests run in that mode (QUORUMLOCK_TEST_FUNCTIONS=1), so that the tests
+// written for EVALSHA's ACL check the same things there.
+func aclForMode(users map[string]string) map[string]string {
+	if testmode.Functions {
+		for u, r := range users {
+			users[u] = r + " +fcall +function|load"
+		}
+	}
+	return users
+}
+
 // scriptCalls sums EVAL, EVALSHA and FCALL calls over the servers (INFO
 // commandstats).
 func scriptCalls(t *testing.T, servers []*localredis.Server) (eval, fcall int) {
