@@ -42,6 +42,9 @@ type spec struct {
 	nodes      int
 	goroutines int
 	frozen     int // nodes paused (SIGSTOP) for the case: the last ones
+	// stats reads the servers' INFO commandstats around every run even
+	// without QUORUMLOCK_BENCH_STATS (the functions case's server µs).
+	stats bool
 	entries    []*entry
 	warm       workload // optional, run once per entry before the rounds
 	work       workload
@@ -215,6 +218,7 @@ func (b *bench) specs() []*spec {
 		s.warm = pairs(1, b.o.dur/5)
 		out = append(out, s)
 	}
+	out = append(out, functionsSpec(b))
 	return out
 }
 
@@ -312,6 +316,9 @@ func (b *bench) runSpec(ctx context.Context, s *spec) error {
 			}
 			runtime.GC()
 			before := measureStart(b.servers[:s.nodes])
+			if s.stats && before.stats == nil {
+				before.stats = serverStats(before.servers)
+			}
 			smp := s.work(ctx, e, name(e))
 			before.finish(&smp)
 			thaw()
