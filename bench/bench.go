@@ -42,14 +42,14 @@ type spec struct {
 	nodes      int
 	goroutines int
 	frozen     int // nodes paused (SIGSTOP) for the case: the last ones
-	// stats reads the servers' INFO commandstats around every run even
-	// without QUORUMLOCK_BENCH_STATS (the functions case's server µs).
-	stats bool
 	entries    []*entry
 	warm       workload // optional, run once per entry before the rounds
 	work       workload
 	// metric names what p50/p99 measure.
 	metric string
+	// stats reads the servers' INFO commandstats around every run even
+	// without QUORUMLOCK_BENCH_STATS (the functions case's server µs).
+	stats bool
 }
 
 type bench struct {
