@@ -53,9 +53,18 @@ type funcLib struct {
 	scripts map[string]string
 }
 
-// noWrites are the scripts that only read: their functions carry the
-// no-writes flag (they may run on a read-only replica and in FCALL_RO).
-var noWrites = map[string]bool{"read-lock": true, "server-time": true}
+// functionFlags are the flags of each script's function. Without flags a
+// function may write, and the server refuses it outright while it is out
+// of memory (maxmemory reached), where EVAL refuses only the commands that
+// grow memory. The scripts that give a lock back or re-arm its TTL
+// (release, extend, force) run there with EVAL, so their functions are
+// allow-oom: an Unlock under memory pressure still frees the lock instead
+// of leaving it until its TTL. Reads are no-writes.
+var functionFlags = map[string]string{
+	"read-lock": "no-writes", "server-time": "no-writes",
+	"release": "allow-oom", "rw-release": "allow-oom", "fair-release": "allow-oom", "fair-leave": "allow-oom",
+	"extend": "allow-oom", "rw-extend": "allow-oom", "force-release": "allow-oom", "force-finish": "allow-oom",
+}
 
 // serverTimeLua reads the server's clock in a script keyed to a slot (see
 // readLockLua).
@@ -72,7 +81,7 @@ var library = sync.OnceValue(func() *funcLib {
 	sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
 	h := sha1.New()
 	for _, e := range es {
-		fmt.Fprintf(h, "%s\x00%s\x00%v\x00", e.name, e.src, noWrites[e.name])
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", e.name, e.src, functionFlags[e.name])
 	}
 	lib := &funcLib{
 		name:    FunctionsLibraryPrefix + hex.EncodeToString(h.Sum(nil))[:12],
@@ -88,8 +97,8 @@ var library = sync.OnceValue(func() *funcLib {
 		// The script's body, unchanged, as the body of a function whose
 		// parameters are named as a script's globals.
 		fmt.Fprintf(&b, "redis.register_function{function_name = '%s', callback = function(KEYS, ARGV)\n%s\nend", fname, strings.TrimRight(e.src, "\n"))
-		if noWrites[e.name] {
-			b.WriteString(", flags = { 'no-writes' }")
+		if f := functionFlags[e.name]; f != "" {
+			fmt.Fprintf(&b, ", flags = { '%s' }", f)
 		}
 		b.WriteString("}\n")
 	}

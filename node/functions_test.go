@@ -74,8 +74,13 @@ func TestFunctionsLibrary(t *testing.T) {
 			t.Errorf("function %q is not named after the library", f)
 		}
 	}
-	if got := strings.Count(lib.code, "'no-writes'"); got != len(noWrites) {
-		t.Errorf("%d functions flagged no-writes, want %d", got, len(noWrites))
+	if got := strings.Count(lib.code, "flags = {"); got != len(functionFlags) {
+		t.Errorf("%d functions with flags, want %d", got, len(functionFlags))
+	}
+	for name := range functionFlags {
+		if _, ok := lib.scripts[lib.name+"_"+strings.ReplaceAll(name, "-", "_")]; !ok {
+			t.Errorf("flags for %q, which is no script", name)
+		}
 	}
 }
 
@@ -293,5 +298,52 @@ func TestFunctionsPermissionError(t *testing.T) {
 	_, err = un.Lock("p", "o", "o.a", true).Release(context.Background())
 	if !errors.As(err, &pe) || pe.Command != "publish" || pe.Script != "release" {
 		t.Fatalf("release without +publish: %v (%#v)", err, pe)
+	}
+}
+
+// A node out of memory still lets a holder extend and give its lock back,
+// in Functions mode as with EVAL (allow-oom), and refuses new grants in
+// both.
+func TestFunctionsOutOfMemoryParity(t *testing.T) {
+	s := localredis.StartT(t, localredis.Config{})
+	admin := s.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	ctx := t.Context()
+	for _, funcs := range []bool{false, true} {
+		c := s.Client()
+		n, err := New(c, WithFunctions(funcs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprint("oom/", funcs)
+		l := n.Lock(name, "o", "o.a", true)
+		if ok, _, _, err := l.Acquire(ctx, 5*time.Second); err != nil || !ok {
+			t.Fatalf("functions %v: acquire: %v %v", funcs, ok, err)
+		}
+		rw := n.RWLock(name+"/rw", "r", "r.a", false, true)
+		if ok, _, _, err := rw.Acquire(ctx, 5*time.Second); err != nil || !ok {
+			t.Fatalf("functions %v: read acquire: %v %v", funcs, ok, err)
+		}
+		if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err = n.Lock(name+"/new", "p", "p.a", true).Acquire(ctx, 5*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "OOM") {
+			t.Errorf("functions %v: a new grant while out of memory: %v", funcs, err)
+		}
+		if ok, err := l.Extend(ctx, 5*time.Second); err != nil || !ok {
+			t.Errorf("functions %v: extend while out of memory: %v %v", funcs, ok, err)
+		}
+		if ok, err := rw.Release(ctx); err != nil || !ok {
+			t.Errorf("functions %v: read release while out of memory: %v %v", funcs, ok, err)
+		}
+		if ok, err := l.Release(ctx); err != nil || !ok {
+			t.Errorf("functions %v: release while out of memory: %v %v", funcs, ok, err)
+		}
+		if err := admin.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+		_ = n.Close()
+		_ = c.Close()
 	}
 }

@@ -14,6 +14,9 @@ func (n *Node) Warm(ctx context.Context) error {
 		if err := ping(ctx, n.client); err != nil || !n.funcs {
 			return err
 		}
-		return n.ensureFunctions(ctx)
+		// Best effort: a user that may not load the library learns it
+		// from its first attempt, which names the permission.
+		_ = n.ensureFunctions(ctx)
+		return nil
 	})
 }
