@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/node"
@@ -38,4 +39,29 @@ func (c *Client) LoadFunctions(ctx context.Context) error {
 		return nil
 	})
 	return errors.Join(errs...)
+}
+
+// DeleteOtherFunctions deletes the function libraries of other versions of
+// this package from every node (node.Node.DeleteOtherFunctions): after a
+// rolling upgrade, once no client of an older version is left. It returns
+// the names it deleted, each once.
+func (c *Client) DeleteOtherFunctions(ctx context.Context) ([]string, error) {
+	got := make([][]string, len(c.nodes))
+	errs := fanout.All(len(c.nodes), func(i int) error {
+		var err error
+		if got[i], err = c.nodes[i].DeleteOtherFunctions(ctx); err != nil {
+			return &NodeError{Node: c.nodes[i].Name(), Err: err}
+		}
+		return nil
+	})
+	var out []string
+	for _, names := range got {
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, errors.Join(errs...)
 }
