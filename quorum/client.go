@@ -71,7 +71,7 @@ type config struct {
 	label          string       // WithLabel (label.go)
 	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
 	labelSet       bool
-	nodeOpts       []node.Option // WithFunctions (functions.go)
+	functions      int8 // WithFunctions (functions.go): 0 unset, 1 on, -1 off
 }
 
 // Option configures a Client.
@@ -205,7 +205,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
 		}
 		seenClient[rc] = i
-		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch)}, cfg.nodeOpts...)...)
+		nd, err := node.New(rc, cfg.nodeOptions()...)
 		if err != nil {
 			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
 		}

@@ -23,7 +23,22 @@ import (
 // (Client.LoadFunctions, or redis-cli FUNCTION LOAD with
 // node.FunctionsCode) and the user needs only +fcall.
 func WithFunctions(on bool) Option {
-	return func(c *config) { c.nodeOpts = append(c.nodeOpts, node.WithFunctions(on)) }
+	return func(c *config) {
+		c.functions = -1
+		if on {
+			c.functions = 1
+		}
+	}
+}
+
+// nodeOptions are the options of the client's nodes.
+func (c config) nodeOptions() []node.Option {
+	opts := []node.Option{node.WithPrefix(c.prefix), node.WithBatching(!c.noBatch)}
+	if c.functions != 0 {
+		// Unset, node.New keeps its own default (the tests' switch).
+		opts = append(opts, node.WithFunctions(c.functions > 0))
+	}
+	return opts
 }
 
 // LoadFunctions loads this version's function library (WithFunctions) on
