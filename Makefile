@@ -21,7 +21,8 @@ test-functions: deps-redis
 	QUORUMLOCK_TEST_FUNCTIONS=1 GOWORK=off go test -count=1 ./node/ ./quorum/...
 
 # The library's tests on the newest Go toolchain (go1.27.3, from the module
-# proxy) and at the newest go-redis v9 (in a copy of go.mod), without -race.
+# proxy) with the newest go-redis v9 (in a copy of go.mod), without -race;
+# scripts/test-versions.sh toolchain|go-redis runs one edge alone.
 test-versions: deps-redis
 	scripts/test-versions.sh
 

@@ -258,7 +258,7 @@ func (b *bench) all(ctx context.Context) ([]Result, error) {
 			res = append(res, summarize(s, e))
 		}
 	}
-	if len(res) == 0 && (b.o.filter == nil || !b.o.filter.MatchString(memoryCaseID)) {
+	if len(res) == 0 && (b.o.filter == nil || !b.o.filter.MatchString(memoryCaseID) && !b.o.filter.MatchString(electionCaseID)) {
 		return nil, errors.New("no case matched -cases")
 	}
 	return res, nil

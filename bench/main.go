@@ -49,9 +49,17 @@ type options struct {
 	cpuprof   string
 	slowPeers int // rounds for peers that take seconds per operation
 	curve     string
+	electRuns int // runs per row of the election case
 }
 
 func main() {
+	if impl := os.Getenv(electChildEnv); impl != "" {
+		// A leader process of the election case (election.go).
+		if err := electChild(impl); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: election child:", err)
+		}
+		os.Exit(1)
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -68,12 +76,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
 	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
 	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
-	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, functions, memory; titles as printed, e.g. \"uncontended.*N=5, 16\")")
+	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, functions, memory, election (only when named); titles as printed, e.g. \"uncontended.*N=5, 16\")")
 	fs.StringVar(&impls, "impls", "", "run only implementations whose label (e.g. \"quorumlock\", \"redsync retry-5ms\") matches this regexp")
 	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.curve, "curve", "", "also run the goroutine curve (1, 4, 16, 64, 256 goroutines; N=1, 3, 5) and draw it, with the hand-off gaps, to this PNG file")
+	fs.IntVar(&o.electRuns, "elect-runs", 0, "runs per row of the election hand-off case (default 5, 3 with -quick; the resign row runs 4× as many)")
 	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,7 +92,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		o.dur = or(o.dur, 200*time.Millisecond)
 		o.handoff = or(o.handoff, 400*time.Millisecond)
 		o.slowPeers = or(o.slowPeers, 1)
+		o.electRuns = or(o.electRuns, 3)
 	}
+	o.electRuns = or(o.electRuns, 5)
 	o.rounds = or(o.rounds, 7)
 	o.dur = or(o.dur, 500*time.Millisecond)
 	o.handoff = or(o.handoff, time.Second)
@@ -161,9 +172,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var elect []ElectRow
+	if o.filter != nil && o.filter.MatchString(electionCaseID) {
+		// Only when asked for: it takes about a minute of mostly waiting.
+		if elect, err = electionCase(ctx, servers, o.electRuns, stderr); err != nil {
+			return err
+		}
+	}
 	env := environment(began, servers)
-	printReport(stdout, env, o, res)
+	if len(res) > 0 || len(elect) == 0 {
+		printReport(stdout, env, o, res)
+	}
 	printMemory(stdout, mem)
+	printElection(stdout, elect)
 	if o.curve != "" {
 		if err := drawCurve(o.curve, res); err != nil {
 			return fmt.Errorf("-curve: %w", err)

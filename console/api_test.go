@@ -87,3 +87,36 @@ func TestAPIAndHealthz(t *testing.T) {
 		t.Fatalf("healthz with 2 of 3 down: %d %s", code, body)
 	}
 }
+
+// An election shows as its lock, with the leader's value and term in
+// place of the holder.
+func TestAPIShowsElectionLeader(t *testing.T) {
+	_, c := nodes(t, 3)
+	e, err := c.Election("sched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, err := e.Campaign(t.Context(), "replica-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Resign(context.Background())
+	con, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(con)
+	t.Cleanup(srv.Close)
+	code, body := get(t, srv, "/api/locks", nil)
+	var v apiView
+	if err := json.Unmarshal([]byte(body), &v); code != http.StatusOK || err != nil {
+		t.Fatalf("GET /api/locks: %d %v\n%s", code, err, body)
+	}
+	if len(v.Locks) != 1 || v.Locks[0].Name != quorum.ElectionPrefix+"sched" || v.Locks[0].Leader != "replica-a" ||
+		v.Locks[0].Term != term.Number() || !strings.Contains(v.Locks[0].Holder, "term") {
+		t.Fatalf("api: %s", body)
+	}
+	if _, page := get(t, srv, "/", nil); !strings.Contains(page, "replica-a (leader, term ") {
+		t.Errorf("page does not show the leader:\n%s", page)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -44,12 +45,16 @@ type lockRow struct {
 	HeldFor   string    `json:"held_for,omitempty"`
 	HeldSince time.Time `json:"held_since,omitzero"`
 	// Waiters is the length of a fair lock's line (0 for a plain lock).
-	Waiters     int    `json:"waiters"`
-	Holds       int64  `json:"holds,omitempty"`
-	TTL         string `json:"ttl,omitempty"`
-	TTLms       int64  `json:"ttl_ms"`
-	Fence       int64  `json:"fence,omitempty"`
-	Mode        string `json:"mode,omitempty"`
+	Waiters int    `json:"waiters"`
+	Holds   int64  `json:"holds,omitempty"`
+	TTL     string `json:"ttl,omitempty"`
+	TTLms   int64  `json:"ttl_ms"`
+	Fence   int64  `json:"fence,omitempty"`
+	Mode    string `json:"mode,omitempty"`
+	// Leader and Term: an election's (a lock named quorum.ElectionPrefix +
+	// its name) current leader value and term, read from a quorum.
+	Leader      string `json:"leader,omitempty"`
+	Term        int64  `json:"term,omitempty"`
 	Forced      string `json:"forced,omitempty"` // who force-unlocked it and when, in full
 	ForcedShort string `json:"-"`                // the same, short, with its age
 	Cells       []cell `json:"nodes"`
@@ -132,6 +137,7 @@ func (s *Console) view(r *http.Request) pageData {
 			lr.Waiters = queued[i]
 		}
 		s.held(&lr, in, now, seen)
+		s.leader(ctx, &lr)
 		d.Locks = append(d.Locks, lr)
 	}
 	if full && err == nil {
@@ -143,6 +149,7 @@ func (s *Console) view(r *http.Request) pageData {
 			r.Waiters = q[0]
 		}
 		s.held(&r, *detail, now, map[string]bool{})
+		s.leader(ctx, &r)
 		d.Detail = &r
 	}
 	return d
@@ -159,6 +166,25 @@ func (s *Console) held(lr *lockRow, in admin.Inspection, now time.Time, seen map
 	if bound {
 		lr.HeldFor = "≥ " + lr.HeldFor
 	}
+}
+
+// leader shows an election's leader and term in place of its holder.
+func (s *Console) leader(ctx context.Context, lr *lockRow) {
+	name, ok := strings.CutPrefix(lr.Name, quorum.ElectionPrefix)
+	if !ok || lr.Verdict != string(admin.HeldByQuorum) {
+		return
+	}
+	e, err := s.c.Election(name)
+	if err != nil {
+		return
+	}
+	info, err := e.Leader(ctx)
+	if err != nil {
+		return // being elected, or resigning: the lock row says enough
+	}
+	lr.Leader, lr.Term = info.Value, info.Term
+	lr.Holder = fmt.Sprintf("%s (leader, term %d)", info.Value, info.Term)
+	lr.Summary = fmt.Sprintf("election %q: leader %q, term %d", name, info.Value, info.Term)
 }
 
 func row(in admin.Inspection, scale time.Duration) lockRow {

@@ -82,17 +82,20 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	if n == 0 {
 		return nil, errors.New("quorumlock: no sub-locks given")
 	}
-	if cfg.policy == nil || cfg.clock == nil {
-		return nil, errors.New("quorumlock: nil policy or clock")
+	if cfg.policy == nil {
+		return nil, errors.New("quorumlock: WithPolicy(nil): give a policy, e.g. multilock.Majority")
+	}
+	if cfg.clock == nil {
+		return nil, errors.New("quorumlock: WithClock(nil): give a clock, e.g. drift.System")
 	}
 	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("quorumlock: policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
+		return nil, fmt.Errorf("quorumlock: WithPolicy: the policy allows %d failures of %d sub-locks; it must be in [0, %d]", l, n, n-1)
 	}
-	if cfg.factor < 0 || cfg.factor >= 1 {
-		return nil, fmt.Errorf("quorumlock: drift factor must be in [0, 1), got %v", cfg.factor)
+	if f := cfg.factor; f < 0 || f >= 1 || f != f {
+		return nil, fmt.Errorf("quorumlock: WithDriftFactor(%v): the factor must be in [0, 1)", f)
 	}
 	if cfg.releaseTimeout <= 0 {
-		return nil, fmt.Errorf("quorumlock: release timeout must be positive, got %v", cfg.releaseTimeout)
+		return nil, fmt.Errorf("quorumlock: WithReleaseTimeout(%v): must be positive", cfg.releaseTimeout)
 	}
 	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
 	if n == 1 {
@@ -145,7 +148,7 @@ func (m *MultiLock) giveBack(ctx context.Context, i int) (bool, error) {
 // again. A MultiLock is itself a Locker, so MultiLocks nest.
 func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
 	if err := drift.Check(ttl, m.cfg.factor); err != nil {
-		return false, 0, 0, errors.Join(ErrNotObtained, err)
+		return false, 0, 0, NewError(OpAcquire, ErrNotObtained, len(m.lockers), err)
 	}
 	m.mu.Lock()
 	if m.state != fresh {
@@ -167,7 +170,6 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 	var nGranted, refused int
 	var maxFence int64
 	var wait time.Duration
-	var errs []error
 	m.fanout(ctx, m.all(), perNode,
 		func(ctx context.Context, i int) (vote, bool, error) {
 			g, r, f, err := m.lockers[i].Acquire(ctx, ttl)
@@ -201,11 +203,20 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 		m.mu.Unlock()
 		m.rollback()
 		// Every sub-lock that did not grant says why, as far as known now.
+		// One that had not answered is an error only when the caller's
+		// context ended before the outcome was decided; when the outcome
+		// was known without it, it is merely undecided (not waited for).
+		cut := nGranted < need && refused <= m.limit
+		e := NewError(OpAcquire, ErrNotObtained, n, cause)
+		e.Granted = nGranted
+		var errs []error
 		m.mu.Lock()
 		for i, o := range m.outcomes {
 			switch {
-			case !o.Answered:
+			case !o.Answered && cut:
 				errs = append(errs, &NodeError{Node: m.names[i], Err: ErrNoAnswer})
+			case !o.Answered:
+				e.Undecided++
 			case o.Err != nil:
 				errs = append(errs, o.Err)
 			case !o.Granted:
@@ -213,11 +224,11 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 			}
 		}
 		m.mu.Unlock()
-		if nGranted < need && refused <= m.limit {
-			// Undecided when the caller's context ended.
+		if cut {
 			errs = append(errs, ctx.Err())
 		}
-		return false, wait, 0, errors.Join(append([]error{ErrNotObtained, cause}, errs...)...)
+		e.add(errs...)
+		return false, wait, 0, e
 	}
 	if nGranted < need {
 		return fail(nil)
@@ -351,7 +362,9 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 		},
 		func(answer) {})
 	if t.ok < need {
-		return errors.Join(append([]error{ErrFenceNotWritten}, t.errs...)...)
+		e := NewError(OpFence, ErrFenceNotWritten, len(idx), t.errs...)
+		e.Granted, e.Undecided = t.ok, len(idx)-t.ok-t.bad
+		return e
 	}
 	if !m.cfg.clock.Now().Before(until) {
 		return ErrExpired
@@ -441,20 +454,22 @@ func (m *MultiLock) Extend(ctx context.Context, ttl time.Duration) (bool, error)
 			return vote{}, done && err == nil, err
 		},
 		func(a answer) bool {
-			t.add(a, ErrNotHeld, m.names[a.i])
+			t.add(a, errNotHeldHere, m.names[a.i])
 			return t.ok >= need || t.bad > m.limit
 		},
 		func(answer) {})
-	ok, bad, gone, errs := t.ok, t.bad, t.refused, t.errs
+	ok, bad, gone := t.ok, t.bad, t.refused
 	end := m.cfg.clock.Now()
 	if ok < need {
+		e := NewError(OpExtend, ErrNotHeld, n, t.errs...)
+		e.Granted, e.Undecided = ok, n-ok-bad
 		if bad <= m.limit {
-			errs = append(errs, ctx.Err())
+			e.WithCause(ctx.Err())
 		}
 		if gone > m.limit {
-			errs = append(errs, ErrLost)
+			e.WithCause(ErrLost)
 		}
-		return false, errors.Join(append([]error{ErrNotHeld}, errs...)...)
+		return false, e
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -526,12 +541,14 @@ func (m *MultiLock) release(ctx context.Context, rollback bool) (bool, error) {
 			return vote{}, freed, err
 		},
 		func(a answer) bool {
-			t.add(a, nil, "")
+			t.add(a, errNotHeldHere, m.names[a.i])
 			return t.ok >= need || t.bad > m.limit
 		},
 		func(answer) {})
 	if t.ok < need {
-		return false, errors.Join(append([]error{ErrNotHeld}, t.errs...)...)
+		e := NewError(OpRelease, ErrNotHeld, n, t.errs...)
+		e.Granted, e.Undecided = t.ok, n-t.ok-t.bad
+		return false, e
 	}
 	return true, nil
 }
@@ -594,12 +611,6 @@ func (m *MultiLock) Held() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.state == held
-}
-
-// DriftAllowance is the part of ttl given up to clock drift with this
-// MultiLock's factor.
-func (m *MultiLock) DriftAllowance(ttl time.Duration) time.Duration {
-	return drift.Allowance(ttl, m.cfg.factor)
 }
 
 // String names the sub-locks.

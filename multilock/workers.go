@@ -71,8 +71,8 @@ func (w *Workers) Close() {
 	w.idle = nil
 }
 
-// Idle is how many workers wait for a call.
-func (w *Workers) Idle() int {
+// idleCount is how many workers wait for a call (for tests).
+func (w *Workers) idleCount() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.idle)

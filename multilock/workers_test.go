@@ -10,9 +10,9 @@ import (
 func waitIdle(t *testing.T, w *Workers, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for w.Idle() != n {
+	for w.idleCount() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d idle workers, want %d", w.Idle(), n)
+			t.Fatalf("%d idle workers, want %d", w.idleCount(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -30,8 +30,8 @@ func TestWorkers(t *testing.T) {
 		wg.Add(1)
 		w.Go(func() { defer wg.Done(); <-release; ran <- i })
 	}
-	if w.Idle() != 0 {
-		t.Fatalf("%d idle while all are busy", w.Idle())
+	if w.idleCount() != 0 {
+		t.Fatalf("%d idle while all are busy", w.idleCount())
 	}
 	close(release)
 	wg.Wait()
@@ -43,8 +43,8 @@ func TestWorkers(t *testing.T) {
 	waitIdle(t, w, 2) // the call went to an idle worker, which is back
 
 	w.Close()
-	if w.Idle() != 0 {
-		t.Fatalf("%d idle after Close", w.Idle())
+	if w.idleCount() != 0 {
+		t.Fatalf("%d idle after Close", w.idleCount())
 	}
 	wg.Add(1)
 	w.Go(func() { defer wg.Done(); ran <- 4 })
@@ -57,7 +57,7 @@ func TestWorkers(t *testing.T) {
 	if len(seen) != 5 {
 		t.Fatalf("calls that ran: %v", seen)
 	}
-	if w.Idle() != 0 {
+	if w.idleCount() != 0 {
 		t.Fatal("a worker went idle after Close")
 	}
 }

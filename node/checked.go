@@ -227,7 +227,7 @@ func (n *Node) acquireChecked(ctx context.Context, s *redis.Script, keys []strin
 
 // ExtendChecked is Extend with checks in the same round trip.
 func (l *Lock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, extendScript, l.keys[:1], []any{l.attempt, ms(ttl)}, chk)
+	res, c, err := l.n.runChecked(ctx, l.extendScript(), l.shareKeys(), []any{l.attempt, ms(ttl)}, chk)
 	if err != nil {
 		return false, c, err
 	}

@@ -64,6 +64,7 @@ var functionFlags = map[string]string{
 	"read-lock": "no-writes", "server-time": "no-writes",
 	"release": "allow-oom", "rw-release": "allow-oom", "fair-release": "allow-oom", "fair-leave": "allow-oom",
 	"extend": "allow-oom", "rw-extend": "allow-oom", "force-release": "allow-oom", "force-finish": "allow-oom",
+	"elect-extend": "allow-oom", "elect-release": "allow-oom",
 }
 
 // serverTimeLua reads the server's clock in a script keyed to a slot (see

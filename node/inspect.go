@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
 // State is what one node knows of one lock.
@@ -117,7 +119,7 @@ func readLock(c *redis.Cmd) (now time.Time, hash map[string]string, owner string
 func serverTime(sec, usec string) (time.Time, error) {
 	s, err1 := strconv.ParseInt(sec, 10, 64)
 	us, err2 := strconv.ParseInt(usec, 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+	if err := oneline.Join(err1, err2); err != nil {
 		return time.Time{}, fmt.Errorf("quorumlock: the server's time %q %q: %w", sec, usec, err)
 	}
 	return time.Unix(s, us*1000), nil

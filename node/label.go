@@ -32,23 +32,23 @@ func (n *Node) SetLabel(ctx context.Context, id, label string, ttl time.Duration
 	})
 }
 
-// ClientOf is the id of the client that made owner ("id:seq", the part
+// clientOf is the id of the client that made owner ("id:seq", the part
 // before the last ':'), "" when owner has no such form.
-func ClientOf(owner string) string {
+func clientOf(owner string) string {
 	if i := strings.LastIndexByte(owner, ':'); i > 0 {
 		return owner[:i]
 	}
 	return ""
 }
 
-// labels reads the registered labels of the owners in sts (ClientOf) into
+// labels reads the registered labels of the owners in sts (clientOf) into
 // each state's Labels, in one pipeline. Owners without a label are left
 // out.
 func (n *Node) labels(ctx context.Context, sts []State) error {
 	ids := map[string]*redis.StringCmd{}
 	for _, st := range sts {
 		for o := range st.Holders {
-			if id := ClientOf(o); id != "" && !strings.Contains(id, "#") {
+			if id := clientOf(o); id != "" && !strings.Contains(id, "#") {
 				ids[id] = nil
 			}
 		}
@@ -65,7 +65,7 @@ func (n *Node) labels(ctx context.Context, sts []State) error {
 	}
 	for i := range sts {
 		for o := range sts[i].Holders {
-			c := ids[ClientOf(o)]
+			c := ids[clientOf(o)]
 			if c == nil || c.Err() != nil {
 				continue
 			}

@@ -63,6 +63,9 @@ type Lock struct {
 	// held: the caller expects the lock to be held (ExpectHeld), so
 	// Acquire skips the SET NX that would fail.
 	held bool
+	// leaderKey, leaderChan: an election's (Elect, elect.go); empty for a
+	// plain lock.
+	leaderKey, leaderChan string
 }
 
 // ExpectHeld tells Acquire that the lock is probably held (the caller
@@ -161,21 +164,32 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 
 // Release gives back this attempt's share; true when it held one. When
 // the lock became free it tells waiters (unlock channel).
-func (l *Lock) Release(ctx context.Context) (bool, error) {
-	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel, "1")
-	return v == 1, err
-}
+func (l *Lock) Release(ctx context.Context) (bool, error) { return l.release(ctx, "1") }
 
 // Rollback is Release for an attempt that never held the lock (it failed
 // the quorum): it tells no waiter, since nothing they wait for happened.
-func (l *Lock) Rollback(ctx context.Context) (bool, error) {
-	v, err := l.int(ctx, releaseScript, l.keys[:1], l.val, l.channel, "0")
+func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, "0") }
+
+func (l *Lock) release(ctx context.Context, tell string) (bool, error) {
+	s, args := releaseScript, []any{l.val, l.channel, tell}
+	if l.leaderKey != "" {
+		s, args = electReleaseScript, append(args, l.leaderChan)
+	}
+	v, err := l.int(ctx, s, l.shareKeys(), args...)
 	return v == 1, err
+}
+
+// extendScript is the script Extend runs.
+func (l *Lock) extendScript() *redis.Script {
+	if l.leaderKey != "" {
+		return electExtendScript
+	}
+	return extendScript
 }
 
 // Extend re-arms the TTL where this attempt holds a share; never acquires.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
-	v, err := l.int(ctx, extendScript, l.keys[:1], l.attempt, ms(ttl))
+	v, err := l.int(ctx, l.extendScript(), l.shareKeys(), l.attempt, ms(ttl))
 	return v == 1, err
 }
 

@@ -52,9 +52,6 @@ func (n *Node) RWLock(name, owner, attempt string, write, fencing bool) *RWLock 
 
 func (l *RWLock) String() string { return l.n.name }
 
-// Write reports whether this is a write share.
-func (l *RWLock) Write() bool { return l.write }
-
 func (l *RWLock) args(ttl time.Duration) []any {
 	mode, f := "r", "0"
 	if l.write {

@@ -75,13 +75,17 @@ func NextWaiter() uint64 { return waiterSeq.Add(1) }
 // WatchAs is Watch for waiter number seq (see NextWaiter): watches are kept
 // in the order of their numbers, lowest first.
 func (n *Node) WatchAs(seq uint64, name string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
+	return n.watchChannel(seq, n.Keys(name).Channel, signal, ready, wakeAll)
+}
+
+func (n *Node) watchChannel(seq uint64, channel string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
 	n.subMu.Lock()
 	if n.sub == nil {
 		n.sub = newSubscriber(n)
 	}
 	s := n.sub
 	n.subMu.Unlock()
-	w := &Watch{s: s, seq: seq, channel: n.Keys(name).Channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
+	w := &Watch{s: s, seq: seq, channel: channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
 	s.add(w)
 	return w
 }

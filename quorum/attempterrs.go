@@ -3,7 +3,6 @@ package quorum
 import (
 	"context"
 	"errors"
-	"net"
 
 	"github.com/quorumlock/quorumlock/multilock"
 )
@@ -17,21 +16,11 @@ type attemptErrs struct {
 	best  map[string]*NodeError
 }
 
-// rank orders a node's errors by how much they tell: a cut-off call (no
-// answer, a deadline) says least; "held by another owner" more; any other
-// failure (connection refused, a permission, a WAIT or restart gate) most.
-func rank(err error) int {
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		return 0
-	case errors.Is(err, multilock.ErrNoAnswer), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return 0
-	case errors.Is(err, multilock.ErrRefused):
-		return 1
-	}
-	return 2
-}
+// rank orders a node's errors by how much they tell (multilock.Rank): a
+// cut-off call (no answer, a deadline) says least; "held by another
+// owner" more; any other failure (connection refused, a permission, a
+// WAIT or restart gate) most.
+func rank(err error) int { return multilock.Rank(err) }
 
 // add records the per-node errors of a failed attempt; at equal rank the
 // later error wins.
@@ -62,22 +51,36 @@ func (a *attemptErrs) add(err error) {
 	walk(err)
 }
 
-// final is the error of a Lock that gave up: ErrNotObtained, the best
-// error per node, and ctx's error. Without recorded node errors it is last
-// (with ctx's error).
+// final is the error of a Lock that gave up: an *Error wrapping
+// ErrNotObtained with the best error per node, the last attempt's other
+// causes (ErrClosed, ...), and ctx's error. Without recorded node errors
+// it is last (with ctx's error).
 func (a *attemptErrs) final(ctx context.Context, last error) error {
 	if len(a.order) == 0 {
 		return withCtxErr(ctx, last)
 	}
-	errs := []error{ErrNotObtained}
-	if errors.Is(last, ErrClosed) {
-		errs = append(errs, ErrClosed)
+	e := multilock.NewError(multilock.OpAcquire, ErrNotObtained, 0)
+	var le *Error
+	if errors.As(last, &le) {
+		e.Name, e.Total = le.Name, le.Total
+		for _, x := range le.Unwrap() {
+			var ne *NodeError
+			var me *Error
+			if x == ErrNotObtained || x == ErrUnanswered || errors.As(x, &ne) || errors.As(x, &me) {
+				continue // the sentinel, or a node's answer: from a.best
+			}
+			e.WithCause(x)
+		}
+	} else if errors.Is(last, ErrClosed) {
+		e.WithCause(ErrClosed)
 	}
 	for _, n := range a.order {
-		errs = append(errs, a.best[n])
+		e.WithCause(a.best[n])
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		errs = append(errs, cerr)
+	if le != nil && le.Total > 0 {
+		// The nodes without an error granted or were undecided last time.
+		e.Granted = le.Granted
+		e.Undecided = max(0, le.Total-len(a.order)-le.Granted)
 	}
-	return errors.Join(errs...)
+	return markUnanswered(withCtxErr(ctx, e))
 }

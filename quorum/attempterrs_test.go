@@ -31,10 +31,21 @@ func TestLockKeepsTheBestErrorPerNode(t *testing.T) {
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("Lock's error lost \"connection refused\": %v", err)
 	}
+	var qe *quorum.Error
+	if !errors.As(err, &qe) {
+		t.Fatalf("Lock: no *quorum.Error in %v", err)
+	}
+	got := map[string]bool{}
+	for _, ne := range qe.Nodes() {
+		got[ne.Node] = errors.Is(ne, syscall.ECONNREFUSED)
+	}
 	for _, d := range []string{dead1, dead2} {
-		if !strings.Contains(err.Error(), d+": dial tcp "+d) {
-			t.Errorf("no per-node error for %s: %v", d, err)
+		if !got[d] {
+			t.Errorf("no \"connection refused\" for %s: %+v", d, err)
 		}
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("want one line: %q", err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/drift"
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum/admin"
@@ -71,7 +72,8 @@ type config struct {
 	label          string       // WithLabel (label.go)
 	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
 	labelSet       bool
-	functions      int8 // WithFunctions (functions.go): 0 unset, 1 on, -1 off
+	dialCheck      time.Duration // WithDialCheck (dialcheck.go); 0: off
+	functions      int8          // WithFunctions (functions.go): 0 unset, 1 on, -1 off
 }
 
 // Option configures a Client.
@@ -147,8 +149,11 @@ type Client struct {
 	mlOptsOnce sync.Once
 	mlOpts     []multilock.Option // per name (buildMLOpts)
 	mlOptsAll  []multilock.Option // over the names of a MutexAll
-	safety     safetyState        // state of the safety options (safety.go)
-	admin      *admin.Tools       // the operator's tools (Admin)
+	// mlOptsFenced: mlOpts with fencing on, for elections (election.go).
+	mlOptsFenced []multilock.Option
+	obsStop      observerStop // ends Election.Observe goroutines (election.go)
+	safety       safetyState  // state of the safety options (safety.go)
+	admin        *admin.Tools // the operator's tools (Admin)
 }
 
 // New returns a client over the given go-redis clients, one per independent
@@ -175,17 +180,28 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if n == 0 {
 		return nil, errors.New("quorumlock: no nodes given; pass one go-redis client per independent Redis deployment (5 survive 2 failures)")
 	}
+	if f := cfg.factor; f < 0 || f >= 1 || f != f {
+		return nil, fmt.Errorf("quorumlock: WithDriftFactor(%v): the factor must be in [0, 1); default %v", f, drift.DefaultFactor)
+	}
 	if err := drift.Check(cfg.ttl, cfg.factor); err != nil {
-		return nil, fmt.Errorf("%w (WithTTL, WithDriftFactor)", err)
+		return nil, optionErr(fmt.Sprintf("WithTTL(%v)", cfg.ttl), err)
 	}
 	if cfg.policy == nil {
-		return nil, errors.New("quorumlock: nil policy")
+		return nil, errors.New("quorumlock: WithPolicy(nil): give a policy, e.g. quorum.Majority (the default) or quorum.All")
 	}
 	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("quorumlock: policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
+		return nil, fmt.Errorf("quorumlock: WithPolicy: the policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
 	}
-	if cfg.attemptTimeout <= 0 || cfg.releaseTimeout <= 0 || cfg.retryInterval <= 0 {
-		return nil, fmt.Errorf("quorumlock: attempt timeout (%v), release timeout (%v) and retry interval (%v) must be positive", cfg.attemptTimeout, cfg.releaseTimeout, cfg.retryInterval)
+	for _, d := range []struct {
+		option string
+		v      time.Duration
+	}{{"WithAttemptTimeout", cfg.attemptTimeout}, {"WithReleaseTimeout", cfg.releaseTimeout}, {"WithRetryInterval", cfg.retryInterval}} {
+		if d.v <= 0 {
+			return nil, fmt.Errorf("quorumlock: %s(%v): must be positive", d.option, d.v)
+		}
+	}
+	if cfg.dialCheck < 0 {
+		return nil, fmt.Errorf("quorumlock: WithDialCheck(%v): must not be negative (0 turns the check off)", cfg.dialCheck)
 	}
 	if cfg.clock == nil {
 		return nil, errors.New("quorumlock: nil clock")
@@ -228,6 +244,13 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err := c.initSafety(); err != nil {
 		return nil, err
 	}
+	if cfg.dialCheck > 0 {
+		if err := c.dialCheck(cfg.dialCheck); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	_ = c.warm(ctx) // warmup.go
 	cancel()
@@ -255,13 +278,14 @@ func (c *Client) Close() error {
 	c.endLeases(leases)
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
+	c.stopObservers() // election.go; they are counted in wg
 	errs := fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Close() })
 	c.wg.Wait()
 	c.workers.Close()
 	if len(c.owned) > 0 {
 		errs = append(errs, closeAll(c.owned))
 	}
-	return errors.Join(errs...)
+	return oneline.Join(errs...)
 }
 
 // next is a new identity (owner or attempt), unique across clients: the

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
 // EnvNodes is the environment variable holding the node URLs, separated by
@@ -68,7 +70,7 @@ func closeAll(clients []redis.UniversalClient) error {
 			errs = append(errs, c.Close())
 		}
 	}
-	return errors.Join(errs...)
+	return oneline.Join(errs...)
 }
 
 // Dial builds a Client from node URLs (see parseNodes). Close on the returned

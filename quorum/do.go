@@ -2,7 +2,8 @@ package quorum
 
 import (
 	"context"
-	"errors"
+
+	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
 // Do runs fn while holding a lock taken by lock, the Lock (or TryLock) of
@@ -39,7 +40,7 @@ func Do(ctx context.Context, lock func(context.Context) (*Lease, error), fn func
 		if r := recover(); r != nil {
 			panic(r)
 		}
-		err = errors.Join(err, uerr)
+		err = oneline.Join(err, uerr)
 	}()
 	return fn(fctx)
 }

@@ -27,9 +27,39 @@
 // failed attempt gives back its nodes silently), and after an attempt that
 // got some nodes but not a quorum it retries after a random delay that
 // doubles while that repeats, so a holder that keeps a bare majority is not
-// probed more than a few times a second. Failures wrap ErrNotObtained with a
-// NodeError per node (ErrTaken when a node refused because another owner
-// holds the lock); a cancelled wait also wraps the context's error.
+// probed more than a few times a second.
+//
+// # Errors
+//
+// A failed Lock, TryLock, Extend or Unlock returns an *Error whose text is
+// one line, summary first:
+//
+//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 did not answer
+//
+// Test it with errors.Is: ErrNotObtained (ErrNotHeld for Extend and
+// Unlock), ErrTaken when a node refused because another owner holds the
+// lock (contention, not an outage), ErrClosed, and the context's error
+// when a cancelled wait ended it. The nodes' errors stay reachable:
+// errors.As with a *NodeError gives the most telling one (a refused
+// connection or a permission before a refusal, before a call cut off by
+// its deadline), Error.Nodes lists them all, and fmt's %+v prints one per
+// line. A node that had not answered when the outcome was already known is
+// not an error; it is counted in Error.Undecided.
+//
+// # Failing fast, and go-redis's logger
+//
+// New does not fail when nodes are down: a client may start before its
+// nodes, and each Lock reports the nodes it could not reach. Where a
+// missing quorum at start is a configuration error, WithDialCheck(timeout)
+// makes Dial, New and FromEnv ping every node and fail with ErrUnreachable
+// when fewer than a quorum answer.
+//
+// go-redis logs through one process-global logger, to stderr: while nodes
+// are down it writes more than ten lines a second. Route it to slog (see
+// RedisLogger), or discard it, once at start:
+//
+//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
+//	redis.SetLogger(quorum.RedisLogger{}) // discard
 //
 // # Leases
 //

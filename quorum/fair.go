@@ -283,19 +283,20 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // holder's release wakes exactly the first waiter), when the first waiter's
 // entry or the holder's claim ends, and at least every retry interval and
 // queue timeout/3 (which refreshes its entry). A cancelled wait leaves the
-// line and reports errors.Join(ErrNotObtained, ..., ctx.Err()).
+// line and reports an *Error wrapping ErrNotObtained and ctx.Err().
 func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
 	c := f.m.c
 	owner := f.m.owner()
 	need := multilock.Need(c.cfg.policy, len(c.nodes))
 	if c.closed.Load() {
-		return nil, errors.Join(ErrNotObtained, ErrClosed)
+		return nil, f.m.notObtained(ErrClosed)
 	}
 	slot := f.takeSlot()
 	defer f.putSlot(slot)
 	signal := slot.signal
 	var w *fairWaiter
+	var seen attemptErrs // the best error per node across attempts (attempterrs.go)
 	noTicket, splits, try := 0, 0, 0
 	for {
 		if w == nil {
@@ -311,7 +312,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 					delay = jitter(c.cfg.retryInterval)
 				}
 				if cerr := f.sleep(ctx, signal, delay); cerr != nil {
-					return nil, errors.Join(err, cerr)
+					return nil, withCtxErr(ctx, err)
 				}
 				continue
 			}
@@ -340,8 +341,12 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			}
 			return f.m.newLease(ml, owner)
 		}
+		seen.add(err)
 		if stop, err := givesUp(ctx, err); stop {
 			f.leave(w)
+			if ctx.Err() != nil {
+				return nil, seen.final(ctx, err)
+			}
 			return nil, err
 		}
 		if !w.keeps(need) {
@@ -374,7 +379,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		}
 		if cerr := f.sleep(ctx, signal, delay); cerr != nil {
 			f.leave(w)
-			return nil, errors.Join(err, cerr)
+			return nil, seen.final(ctx, err)
 		}
 	}
 }
@@ -399,7 +404,7 @@ func (f *FairMutex) sleep(ctx context.Context, signal <-chan struct{}, d time.Du
 func (f *FairMutex) join(ctx context.Context, slot *fairSlot) (*fairWaiter, error) {
 	c := f.m.c
 	if c.closed.Load() {
-		return nil, errors.Join(ErrNotObtained, ErrClosed)
+		return nil, f.m.notObtained(ErrClosed)
 	}
 	n := len(c.nodes)
 	name := f.m.names[0]
@@ -434,7 +439,7 @@ func (f *FairMutex) join(ctx context.Context, slot *fairSlot) (*fairWaiter, erro
 	if got < need {
 		f.leave(w)
 		err := fmt.Errorf("%w (%d of %d nodes answered, %d needed)", ErrNoTicket, got, n, need)
-		return nil, errors.Join(append([]error{ErrNotObtained, err}, append(errs, ctx.Err())...)...)
+		return nil, f.m.notObtained(append([]error{err, ctx.Err()}, errs...)...)
 	}
 	return w, nil
 }

@@ -128,6 +128,23 @@ func exercise(t *testing.T, c *quorum.Client, fencing bool, between func()) {
 	if err := fl.Unlock(ctx); err != nil {
 		t.Fatalf("FairMutex.Unlock: %v", err)
 	}
+	e, _ := c.Election("fn/elect")
+	term, err := e.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatalf("Campaign: %v", err)
+	}
+	between()
+	if err := term.Proclaim(ctx, "b"); err != nil {
+		t.Fatalf("Proclaim: %v", err)
+	}
+	between()
+	if li, err := e.Leader(ctx); err != nil || li.Value != "b" || li.Term != term.Number() {
+		t.Fatalf("Leader: %+v %v", li, err)
+	}
+	between()
+	if err := term.Resign(ctx); err != nil {
+		t.Fatalf("Resign: %v", err)
+	}
 }
 
 // In Functions mode the whole lock runs on FCALL alone, and a node that
@@ -200,7 +217,7 @@ func TestFunctionsLeastPrivilegeACL(t *testing.T) {
 	m, _ := dialT(t, urls["fcall"], fcallOnly(true)...).Mutex("acl/early")
 	_, err := m.TryLock(ctx)
 	var pe *node.PermissionError
-	if !errors.As(err, &pe) || pe.Command != "function|load" || strings.Contains(pe.Error(), "\n") ||
+	if !errors.As(err, &pe) || pe.Command != "function|load" || strings.Contains(err.Error(), "\n") ||
 		!strings.Contains(err.Error(), "+function|load") || !strings.Contains(err.Error(), "LoadFunctions") {
 		t.Fatalf("TryLock before the library was loaded: %v", err)
 	}
@@ -223,7 +240,7 @@ func TestFunctionsLeastPrivilegeACL(t *testing.T) {
 	off := dialT(t, urls["fcall"], append(opts, quorum.WithFunctions(false), quorum.WithFencing())...)
 	m, _ = off.Mutex("acl/off")
 	_, err = m.TryLock(ctx)
-	if !errors.As(err, &pe) || pe.Command != "evalsha" || strings.Contains(pe.Error(), "\n") ||
+	if !errors.As(err, &pe) || pe.Command != "evalsha" || strings.Contains(err.Error(), "\n") ||
 		!strings.Contains(err.Error(), "+evalsha") || !strings.Contains(err.Error(), "WithFunctions(true)") {
 		t.Fatalf("TryLock with Functions off and no EVALSHA: %v", err)
 	}

@@ -3,19 +3,17 @@ package quorum
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 )
 
-func driftCheck(ttl time.Duration, factor float64) error {
-	if err := drift.Check(ttl, factor); err != nil {
-		return fmt.Errorf("%w (WithLeaseTime)", err)
-	}
-	return nil
+// optionErr is err, an option's invalid value, named after the option:
+// "quorumlock: WithLockTTL(1ms): ttl 1ms is not larger than ...".
+func optionErr(option string, err error) error {
+	return oneline.Wrap(errors.New("quorumlock: "+option), err)
 }
 
 // Lease is one held acquisition. Its methods are safe for concurrent use.
@@ -56,7 +54,7 @@ func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) (*Lease, error) 
 		ctx, cancel := context.WithTimeout(context.Background(), m.c.cfg.releaseTimeout)
 		defer cancel()
 		_, _ = ml.Release(ctx)
-		return nil, errors.Join(ErrNotObtained, ErrClosed)
+		return nil, m.notObtained(ErrClosed)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -154,7 +152,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		case errors.Is(cause, ErrClosed):
 			return cause // Close ended it and released the lock
 		case closed && cause != nil:
-			return errors.Join(cause, errClosedLease) // lost first, then Close
+			return oneline.Join(cause, errClosedLease) // lost first, then Close
 		case closed:
 			return errClosedLease // Close is ending it right now
 		}
@@ -174,7 +172,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	_, err := l.observedRelease(ctx, ended)
 	l.end(ErrUnlocked)
 	if ended != nil {
-		return errors.Join(ended, err)
+		return oneline.Join(ended, err)
 	}
 	return err
 }
@@ -206,12 +204,12 @@ func (l *Lease) renew() {
 	switch {
 	case err == nil:
 	case errors.Is(err, multilock.ErrLost), errors.Is(err, multilock.ErrExpired):
-		l.end(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+		l.end(oneline.Wrap(ErrLeaseLost, err))
 		return
 	default:
 		left := l.ml.Until().Sub(clock.Now())
 		if left <= 0 {
-			l.end(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+			l.end(oneline.Wrap(ErrLeaseLost, err))
 			return
 		}
 		next = min(max(l.ttl/10, time.Millisecond), left)

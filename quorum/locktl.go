@@ -3,6 +3,8 @@ package quorum
 import (
 	"fmt"
 	"time"
+
+	"github.com/quorumlock/quorumlock/drift"
 )
 
 // WithLockTTL sets this lock's TTL, overriding the client's WithTTL for its
@@ -19,11 +21,11 @@ func WithLockTTL(d time.Duration) MutexOption { return func(c *mutexConfig) { c.
 // checkLockTTL validates WithLockTTL (newMutex).
 func checkLockTTL(d time.Duration, factor float64) error {
 	if d < 0 {
-		return fmt.Errorf("quorum: negative lock TTL %v", d)
+		return fmt.Errorf("quorumlock: WithLockTTL(%v): the TTL must not be negative (0: the client's TTL)", d)
 	}
 	if d > 0 {
-		if err := driftCheck(d, factor); err != nil {
-			return err
+		if err := drift.Check(d, factor); err != nil {
+			return optionErr(fmt.Sprintf("WithLockTTL(%v)", d), err)
 		}
 	}
 	return nil

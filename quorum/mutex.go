@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/drift"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -50,6 +51,9 @@ type Mutex struct {
 	// first try skips a SET NX that would fail. A waiting Lock's later
 	// tries expect it too (see build).
 	live atomic.Int32
+	// elect: the lock of an Election (election.go): always fenced (its
+	// token is the term), and its node shares carry the leader's value.
+	elect bool
 }
 
 // Mutex returns the lock called name.
@@ -83,14 +87,14 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 		seen[n] = true
 	}
 	if strings.ContainsRune(m.cfg.owner, 0) {
-		return nil, errors.New("quorumlock: owner must not contain a NUL byte")
+		return nil, errors.New("quorumlock: WithOwner: the owner must not contain a NUL byte")
 	}
 	if m.cfg.leaseTime < 0 {
-		return nil, fmt.Errorf("quorumlock: negative lease time %v", m.cfg.leaseTime)
+		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): the lease time must not be negative (0: renewed by the watchdog)", m.cfg.leaseTime)
 	}
 	if m.cfg.leaseTime > 0 {
-		if err := driftCheck(m.cfg.leaseTime, c.cfg.factor); err != nil {
-			return nil, err
+		if err := drift.Check(m.cfg.leaseTime, c.cfg.factor); err != nil {
+			return nil, optionErr(fmt.Sprintf("WithLeaseTime(%v)", m.cfg.leaseTime), err)
 		}
 	}
 	if err := checkLockTTL(m.cfg.ttl, c.cfg.factor); err != nil {
@@ -157,6 +161,9 @@ func (m *Mutex) build(owner string, try int, fa *fairAttempt) (*multilock.MultiL
 		for i := range c.nodes {
 			ls[i] = m.nodeLock(i, j, owner, attempt, fa, held)
 		}
+		if m.elect {
+			return multilock.New(ls, c.mlOptsFenced...)
+		}
 		return multilock.New(ls, c.mlOpts...)
 	}
 	if len(m.names) == 1 {
@@ -168,10 +175,19 @@ func (m *Mutex) build(owner string, try int, fa *fairAttempt) (*multilock.MultiL
 		if err != nil {
 			return nil, err
 		}
-		subs[i] = s
+		subs[i] = namedLock{s, strconv.Quote(m.names[i])}
 	}
 	return multilock.New(subs, c.mlOptsAll...)
 }
+
+// namedLock is one name's multilock inside a MutexAll, called by that
+// name (quoted) in errors and votes instead of by its nodes.
+type namedLock struct {
+	*multilock.MultiLock
+	name string
+}
+
+func (n namedLock) String() string { return n.name }
 
 // nodeLock is node i's share of name j in one attempt: a plain node lock, a
 // read or write share of a read-write lock, or a fair lock's (fa not nil),
@@ -188,9 +204,12 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held 
 	case m.rw != rwNone:
 		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
 	default:
-		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing)
+		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing || m.elect)
 		if held {
 			nl.ExpectHeld()
+		}
+		if m.elect {
+			nl.Elect()
 		}
 		if !c.gated() {
 			return nl
@@ -213,6 +232,8 @@ func (c *Client) buildMLOpts() {
 		multilock.WithWorkers(c.workers),
 	}
 	c.mlOpts = append(base[:len(base):len(base)], multilock.WithFencing(c.cfg.fencing))
+	// An election's term is a fencing token whatever the client's option.
+	c.mlOptsFenced = append(base[:len(base):len(base)], multilock.WithFencing(true))
 	// The members fence themselves; the outer All only groups them.
 	c.mlOptsAll = append(base[:len(base):len(base)], multilock.WithPolicy(All))
 }
@@ -224,7 +245,7 @@ func (c *Client) buildMLOpts() {
 // claim (0 when unknown), or -1 when some nodes granted.
 func (m *Mutex) try(ctx context.Context, owner string, try int, fa *fairAttempt) (*multilock.MultiLock, time.Duration, error) {
 	if m.c.closed.Load() {
-		return nil, 0, errors.Join(ErrNotObtained, ErrClosed)
+		return nil, 0, m.notObtained(ErrClosed)
 	}
 	ml, err := m.build(owner, try, fa)
 	if err != nil {
@@ -245,7 +266,7 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, fa *fairAttempt)
 		fa.w.note(fa.fls)
 	}
 	if err != nil {
-		err = markUnanswered(withCtxErr(ctx, err)) // warmup.go
+		err = m.named(markUnanswered(withCtxErr(ctx, err))) // warmup.go, errors.go
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// Some nodes granted, too few: a split vote between
@@ -259,15 +280,6 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, fa *fairAttempt)
 		return nil, wait, err
 	}
 	return ml, 0, nil
-}
-
-// withCtxErr is err with ctx's error joined when ctx has ended and err
-// does not already wrap it.
-func withCtxErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return errors.Join(err, cerr)
-	}
-	return err
 }
 
 // givesUp reports whether a failed try ends a Lock (Mutex's or
@@ -287,7 +299,7 @@ func splitBackoff() time.Duration {
 }
 
 // TryLock tries once, on every node in parallel, and returns a lease or an
-// error wrapping ErrNotObtained (with per-node detail). It never waits for
+// *Error wrapping ErrNotObtained (with per-node detail). It never waits for
 // the lock; it takes at most the attempt timeout.
 func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
@@ -303,8 +315,9 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // listens for unlock messages on every node (pub/sub) and tries again on the
 // first one; when none arrives (messages are lost when a connection drops)
 // it tries again after the holder's remaining TTL or the jittered retry
-// interval, whichever comes first. A cancelled wait reports
-// errors.Join(ErrNotObtained, ..., ctx.Err()).
+// interval, whichever comes first. A cancelled wait reports an *Error
+// wrapping ErrNotObtained, each node's most telling error across the
+// attempts, and ctx.Err().
 func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
 	owner := m.owner()

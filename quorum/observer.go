@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 )
 
@@ -199,10 +200,10 @@ func (m *Mutex) observeAcquire(ctx context.Context, start time.Time, lease **Lea
 func (l *Lease) observedExtend(ctx context.Context, watchdog bool) (bool, error) {
 	o := l.m.c.cfg.observer
 	if o == nil {
-		return l.ml.Extend(ctx, l.ttl)
+		return l.mlExtend(ctx)
 	}
 	start := time.Now()
-	ok, err := l.ml.Extend(ctx, l.ttl)
+	ok, err := l.mlExtend(ctx)
 	e := Event{Op: OpExtend, Name: l.name(), Start: start, Duration: time.Since(start), Err: err, Token: l.Token(), Watchdog: watchdog}
 	switch {
 	case err == nil:
@@ -221,11 +222,11 @@ func (l *Lease) observedExtend(ctx context.Context, watchdog bool) (bool, error)
 func (l *Lease) observedRelease(ctx context.Context, ended error) (bool, error) {
 	o := l.m.c.cfg.observer
 	if o == nil {
-		return l.ml.Release(ctx)
+		return l.mlRelease(ctx)
 	}
 	start := time.Now()
-	ok, err := l.ml.Release(ctx)
-	e := Event{Op: OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: errors.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
+	ok, err := l.mlRelease(ctx)
+	e := Event{Op: OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: oneline.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
 	switch {
 	case errors.Is(ended, ErrLeaseExpired):
 		e.Outcome = OutcomeExpired

@@ -338,7 +338,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"negative ttl", []redis.UniversalClient{a}, []Option{WithTTL(-time.Second)}, "ttl"},
 		{"ttl within drift", []redis.UniversalClient{a}, []Option{WithTTL(2 * time.Millisecond)}, "drift allowance"},
 		{"bad drift factor", []redis.UniversalClient{a}, []Option{WithDriftFactor(1.5)}, "factor"},
-		{"nil policy", []redis.UniversalClient{a}, []Option{WithPolicy(nil)}, "nil policy"},
+		{"nil policy", []redis.UniversalClient{a}, []Option{WithPolicy(nil)}, "WithPolicy(nil)"},
 		{"zero attempt timeout", []redis.UniversalClient{a}, []Option{WithAttemptTimeout(0)}, "must be positive"},
 	}
 	for _, tt := range tests {
@@ -365,7 +365,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		want  string
 	}{
 		{"empty name", "", nil, "empty lock name"},
-		{"negative lease", "x", []MutexOption{WithLeaseTime(-time.Second)}, "negative lease"},
+		{"negative lease", "x", []MutexOption{WithLeaseTime(-time.Second)}, "WithLeaseTime(-1s)"},
 		{"lease within drift", "x", []MutexOption{WithLeaseTime(time.Millisecond)}, "drift allowance"},
 		{"NUL owner", "x", []MutexOption{WithOwner("a\x00b")}, "NUL"},
 	} {

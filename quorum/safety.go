@@ -48,7 +48,7 @@ type safetyState struct {
 func (c *Client) initSafety() error {
 	s := &c.cfg.safety
 	if s.wait && s.waitReplicas < 1 {
-		return fmt.Errorf("quorumlock: WithReplicaAck needs a replica count of at least 1, got %d", s.waitReplicas)
+		return fmt.Errorf("quorumlock: WithReplicaAck(%d, …): the replica count must be at least 1", s.waitReplicas)
 	}
 	if s.wait {
 		budget := c.cfg.policy.LockWaitTime(c.cfg.attemptTimeout, len(c.nodes))
@@ -58,7 +58,7 @@ func (c *Client) initSafety() error {
 		}
 	}
 	if s.restartDelay < 0 {
-		return fmt.Errorf("quorumlock: negative restart delay %v", s.restartDelay)
+		return fmt.Errorf("quorumlock: WithRestartDetection(%v): the delay must not be negative (0: the default delay)", s.restartDelay)
 	}
 	if s.restart {
 		c.safety.restart = newRestartState(c.cfg.ttl, s.restartDelay)

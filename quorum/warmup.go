@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
 // ErrUnanswered marks a failed attempt in which no node refused: the nodes
@@ -32,38 +33,25 @@ func (c *Client) warm(ctx context.Context) error {
 		}
 		return nil
 	})
-	return errors.Join(errs...)
+	return oneline.Join(errs...)
 }
 
-// markUnanswered puts ErrUnanswered in front of a failed attempt's error
-// when every node that did not grant only failed to answer in time.
+// markUnanswered adds ErrUnanswered to a failed attempt's error when
+// every node that did not grant only failed to answer in time.
 func markUnanswered(err error) error {
-	if err == nil || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) {
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) || errors.Is(err, ErrUnanswered) {
 		return err
 	}
-	silent := 0
-	var walk func(error) bool
-	walk = func(e error) bool {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				if !walk(x) {
-					return false
-				}
-			}
-			return true
-		}
-		var ne *NodeError
-		if !errors.As(e, &ne) || e != error(ne) {
-			return true // the sentinel, the caller's context: not a node's word
-		}
-		if rank(ne.Err) == 0 {
-			silent++
-			return true
-		}
-		return false
+	nodes := e.Nodes()
+	if len(nodes) == 0 {
+		return err
 	}
-	if walk(err) && silent > 0 {
-		return errors.Join(ErrUnanswered, err)
+	for _, ne := range nodes {
+		if rank(ne.Err) > 0 {
+			return err
+		}
 	}
+	e.WithCause(ErrUnanswered)
 	return err
 }

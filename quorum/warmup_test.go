@@ -54,7 +54,7 @@ func TestTryLockSaysUnanswered(t *testing.T) {
 	}
 	_, err = om.TryLock(ctx)
 	if !errors.Is(err, quorum.ErrNotObtained) || !errors.Is(err, quorum.ErrUnanswered) ||
-		!strings.HasPrefix(err.Error(), "quorumlock: nodes did not answer in time") {
+		!strings.HasPrefix(err.Error(), `quorumlock: lock "unanswered" not obtained: nodes did not answer in time`) {
 		t.Fatalf("2 of 3 frozen: %v", err)
 	}
 }

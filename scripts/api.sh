@@ -12,12 +12,13 @@
 # check unless CHANGELOG.md names it (as apidiff prints it, e.g.
 # quorum.WithFencing or quorum.(*Mutex).Lock, with or without the "(*)")
 # under the next major version's heading, e.g. "## [1.0.0]" after v0.3.0.
-# localredis (local redis-server processes for tests and demos) is outside
-# the stability promise and outside the check; internal/ is never compared.
+# localredis (local redis-server processes for tests and demos) and the
+# example programs under examples/ are outside the stability promise and
+# the check; internal/ is never compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APIDIFF=golang.org/x/exp/cmd/apidiff@v0.0.0-20261113113407-e3970619a1a4
-EXEMPT='^- \./localredis([.:]|$)'
+EXEMPT='^- (\./|package github\.com/quorumlock/quorumlock/)(localredis|examples/)'
 export GOWORK=off
 module=$(go list -m)
 

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/mutants"
 )
@@ -37,6 +35,21 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	switch {
+	case o.Duration < 0, o.Lease < 0:
+		return fmt.Errorf("%w: --duration %v and --lease %v may not be negative (0 is the default)", errUsage, o.Duration, o.Lease)
+	case o.Workers < 0:
+		return fmt.Errorf("%w: --workers %d is negative: give at least 1, or leave it out for the default", errUsage, o.Workers)
+	case o.Seeds < 1:
+		return fmt.Errorf("%w: --seeds %d: give at least 1", errUsage, o.Seeds)
+	case o.Parallel < 1:
+		return fmt.Errorf("%w: --parallel %d: give at least 1", errUsage, o.Parallel)
+	case *only != "" && !*runMutants:
+		return fmt.Errorf("%w: --mutant %s needs --mutants", errUsage, *only)
+	}
 	// --seeds is the matrix's flag; the simulation, where a seed costs
 	// little, runs 5 per cell unless told otherwise.
 	seeds := &o.Seeds
@@ -50,13 +63,9 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	if *sim {
 		return chaosSim(ctx, o, *seeds, out)
 	}
-	// Refused dials during partitions and crashes are the point here, not
-	// news: keep go-redis quiet.
-	redis.SetLogger(quietRedis{})
 	err := matrix.Main(ctx, o, matrix.Modes, matrix.Scenarios, out, chaosProgress)
 	if errors.Is(err, matrix.ErrUsage) {
-		fmt.Fprintln(out, err)
-		return errUsage
+		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), matrix.ErrUsage.Error()+": "))
 	}
 	return err
 }
@@ -94,10 +103,6 @@ func chaosMutants(ctx context.Context, seed int64, only string, sim bool, seeds 
 	}
 	return nil
 }
-
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {

@@ -33,8 +33,9 @@ func TestChaosBadFlags(t *testing.T) {
 		if code := run(args, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
-		if out.Len() == 0 {
-			t.Errorf("%v: no message", args)
+		// The message is on stderr, one prefix, stdout stays empty.
+		if msg := errOut.String(); !strings.HasPrefix(msg, "quorumlock chaos: ") || doubledPrefix(msg) || out.Len() != 0 {
+			t.Errorf("%v: stderr %q, stdout %q", args, msg, out.String())
 		}
 	}
 }

@@ -29,11 +29,18 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("check --wait is now --replicas %s: the replicas your clients' quorum.WithReplicaAck asks to acknowledge (lock --wait is a time to wait for a lock)", v)
 	})
 	strict := fs.Bool("strict", false, "fail on warnings too, not only on problems")
+	degraded := fs.Bool("allow-degraded", false, "exit 0, not 5, when the nodes that answer are a quorum but one more failure would leave none (e.g. 2 of 3)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if err := checkTTL(*ttl); err != nil {
+		return err
+	}
+	if *wait < 0 {
+		return fmt.Errorf("%w: --replicas %d is negative: give the replicas your clients wait for, or 0", errUsage, *wait)
 	}
 	opts := []quorum.Option{quorum.WithTTL(*ttl)}
 	if *fencing {
@@ -70,5 +77,35 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	if r.Worst() >= refuse {
 		return fmt.Errorf("%d problem(s), %d warning(s): fix them before trusting the lock (see the lines above)", r.Count(admin.Problem), r.Count(admin.Warning))
 	}
+	if msg := survives(r, c.Admin().Nodes()); msg != "" && !*degraded {
+		return &exitError{code: exitDegraded, msg: msg}
+	}
 	return nil
+}
+
+// survives says, when some nodes did not answer and those left are a
+// quorum with nothing to spare, that one more node failure stops every
+// lock; "" otherwise. A deployment that never had a node to spare (one or
+// two nodes) is its owner's choice, not degraded.
+func survives(r *admin.Report, nodes []string) string {
+	down := map[string]bool{}
+	for _, s := range r.Servers {
+		if s.Err != nil {
+			down[s.Node] = true
+		}
+	}
+	var silent []*quorum.NodeError
+	for _, s := range r.Servers {
+		if s.Err != nil && down[s.Node] {
+			silent = append(silent, &quorum.NodeError{Node: s.Node, Err: s.Err})
+			down[s.Node] = false // once per node
+		}
+	}
+	n, need := len(nodes), majority(len(nodes))
+	up := n - len(silent)
+	if len(silent) == 0 || up < need || up-1 >= need {
+		return ""
+	}
+	return fmt.Sprintf("degraded: %d of %d nodes answer and a lock needs %d, so one more node failure stops every lock%s; bring the nodes back, or pass --allow-degraded to accept it",
+		up, n, need, silentNodes(silent))
 }

@@ -31,13 +31,19 @@ func runConsole(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
+	if err := checkPattern(*match); err != nil {
+		return err
+	}
+	if *refresh < 100*time.Millisecond {
+		return fmt.Errorf("%w: --refresh %v is below 100ms: every refresh scans every node; give e.g. --refresh 1s", errUsage, *refresh)
+	}
 	tok := *token
 	if tok == "" {
 		tok = os.Getenv(console.EnvToken)
 	}
 	// Check the address before dialling anything.
 	if err := console.CheckListen(*listen, tok); err != nil {
-		return err
+		return fmt.Errorf("%w: --listen: %v", errUsage, err)
 	}
 	c, err := dialNodes(*nodes)
 	if err != nil {

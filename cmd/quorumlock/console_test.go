@@ -20,7 +20,7 @@ func TestConsoleCommand(t *testing.T) {
 
 	// Beyond loopback without a token: refused before anything is dialled.
 	code, _, stderr := cli("console", "--nodes", spec, "--listen", "0.0.0.0:0")
-	if code != 1 || !strings.Contains(stderr, "without a token") {
+	if code != exitUsage || !strings.Contains(stderr, "without a token") || doubledPrefix(stderr) {
 		t.Fatalf("console on 0.0.0.0 without a token: exit %d %s", code, stderr)
 	}
 

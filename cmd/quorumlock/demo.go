@@ -50,6 +50,9 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	if cfg.nodes < 1 || cfg.clients < 1 || cfg.workers < 1 || cfg.rounds < 1 {
 		return fmt.Errorf("%w: --node-count, --clients, --workers and --rounds must be at least 1", errUsage)
 	}
+	if err := checkTTL(cfg.ttl); err != nil {
+		return err
+	}
 	if cfg.freeze < 0 || cfg.freeze > cfg.nodes-(cfg.nodes/2+1) {
 		return fmt.Errorf("%w: --freeze %d would leave no majority of %d nodes: give --freeze %d or less, or more nodes with --node-count", errUsage, cfg.freeze, cfg.nodes, cfg.nodes-(cfg.nodes/2+1))
 	}

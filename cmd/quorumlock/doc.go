@@ -20,9 +20,12 @@
 // through, renews the lease while it runs and unlocks when it exits. If the
 // lease is lost, the command's process group gets SIGTERM, then SIGKILL
 // after --grace. With --fencing the command sees its fencing token in
-// $QUORUMLOCK_TOKEN. The exit status is the command's; 75 when the lock was
-// not obtained (--wait elapsed, --try found it held); 70 when the lease was
-// lost and the command stopped.
+// $QUORUMLOCK_TOKEN. While it waits and fewer nodes answer than a lock
+// needs, it says so on stderr at once and every few seconds, naming each
+// silent node and why. The exit status is the command's; 75 when another
+// owner holds the lock (--wait elapsed, --try found it held); 3 when too few
+// nodes answered to tell; 70 when the lease was lost and the command
+// stopped.
 //
 //	quorumlock lock --wait 1m nightly-report -- ./report.sh
 //
@@ -36,10 +39,15 @@
 //
 // # Errors and exit status
 //
-// Results go to stdout; every error and warning goes to stderr, saying
-// what was wrong and what to do. 0 success; 1 an error, or check found a
-// problem (fewer nodes reachable than a quorum is one); 2 a usage error;
-// 3 locks/inspect heard from fewer nodes than a quorum, so the answer
-// cannot be trusted; lock adds 75 (not obtained), 70 (lease lost) and the
-// command's own status. quorumlock help lists them.
+// Results go to stdout; every error and warning goes to stderr, one line
+// each, "quorumlock COMMAND: message" (the library's own "quorumlock: "
+// prefix is not repeated), saying what was wrong and what to do. go-redis'
+// own log lines (it logs every refused dial) are silenced. quorumlock help
+// lists the exit statuses: 0 success; 1 an error, or check found a
+// problem; 2 a usage error (every bad flag value or argument); 3 fewer
+// nodes answered than a quorum needs, so the answer cannot be trusted; 4
+// unlock --force found the lock on no node (unless --missing-ok); 5 check:
+// one more node failure would leave no quorum (unless --allow-degraded);
+// lock adds 75 (held by another owner), 70 (lease lost) and the command's
+// own status.
 package main

@@ -55,7 +55,7 @@ func runInspect(ctx context.Context, args []string, out io.Writer) error {
 		return untrusted(fmt.Sprintf("the verdict on %q", name), in.Answered, len(in.Nodes), in.Quorum, failed)
 	}
 	if len(failed) > 0 {
-		fmt.Fprintf(stderr, "quorumlock inspect: warning: %d of %d nodes did not answer; a quorum did, so the verdict holds:%s\n",
+		fmt.Fprintf(stderr, "quorumlock inspect: warning: %d of %d nodes did not answer; a quorum did, so the verdict holds%s\n",
 			len(failed), len(in.Nodes), silentNodes(failed))
 	}
 	return nil
@@ -70,6 +70,9 @@ func parseName(fs *flag.FlagSet, args []string) (string, error) {
 		return "", fmt.Errorf("%w: give the lock's NAME (quorumlock locks lists them)", errUsage)
 	}
 	name, rest := fs.Arg(0), fs.Args()[1:]
+	if strings.TrimSpace(name) == "" {
+		return "", fmt.Errorf("%w: the lock's NAME is empty (quorumlock locks lists the names)", errUsage)
+	}
 	if err := parse(fs, rest); err != nil {
 		return "", err
 	}

@@ -9,20 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
-)
-
-// Exit codes of `quorumlock lock` besides the command's own.
-const (
-	// exitNotObtained: the lock was not obtained within --wait (or was held,
-	// with --try). EX_TEMPFAIL: try again later.
-	exitNotObtained = 75
-	// exitLeaseLost: the lease was lost while the command ran, so the
-	// command was stopped. EX_SOFTWARE.
-	exitLeaseLost = 70
 )
 
 const lockSummary = "run a command while holding a lock (the flock(1) of distributed systems)"
@@ -59,12 +50,18 @@ The command sees QUORUMLOCK_LOCK (the name) and, with --fencing,
 QUORUMLOCK_TOKEN (a fencing token that increases with every holder: pass it
 to the resource so it can refuse a stale holder's writes).
 
+While it waits and fewer nodes answer than a lock needs, it says so on
+stderr at once, and again every few seconds, with each silent node and why;
+and it says when they answer again.
+
 Exit status: the command's (128+N if a signal N ended it); %d if the lock
-was not obtained (--wait elapsed, or --try found it held); %d if the lease
-was lost and the command stopped; 2 for usage errors; 1 for other errors.
+was not obtained because another owner holds it (--wait elapsed, or --try
+found it held); %d if it was not obtained because fewer nodes answered
+than a lock needs; %d if the lease was lost and the command stopped; %d
+for usage errors; %d for other errors.
 
 Flags:
-`, lockSummary, exitNotObtained, exitLeaseLost)
+`, lockSummary, exitNotObtained, exitUnsure, exitLeaseLost, exitUsage, exitFailure)
 		fs.PrintDefaults()
 	}
 }
@@ -86,6 +83,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: give the lock's NAME and a COMMAND, e.g. quorumlock lock nightly-report -- ./report.sh", errUsage)
 	}
 	name := fs.Arg(0)
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: the lock's NAME is empty: give one, e.g. quorumlock lock nightly-report -- ./report.sh", errUsage)
+	}
 	// Flags may also follow NAME; "--" ends them.
 	if err := parse(fs, fs.Args()[1:]); err != nil {
 		return err
@@ -93,6 +93,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	argv := fs.Args()
 	if len(argv) == 0 {
 		return fmt.Errorf("%w: give a COMMAND to run while holding %q: quorumlock lock %s -- COMMAND [ARGS...]", errUsage, name, name)
+	}
+	if err := checkTTL(*ttl); err != nil {
+		return err
 	}
 	if *wait < 0 {
 		return fmt.Errorf("%w: --wait %v is negative: give a positive duration such as --wait 30s, or 0 to wait for ever", errUsage, *wait)
@@ -104,7 +107,13 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --try and --wait %v contradict each other: --try does not wait; give one of them", errUsage, *wait)
 	}
 
-	opts := []quorum.Option{quorum.WithTTL(*ttl)}
+	// lock --try makes one attempt: the watch only tells why it failed.
+	var watchOut io.Writer = stderr
+	if *try {
+		watchOut = nil
+	}
+	watch := newNodeWatch(name, watchOut)
+	opts := []quorum.Option{quorum.WithTTL(*ttl), quorum.WithObserver(watch)}
 	if *owner != "" {
 		opts = append(opts, quorum.WithLabel(*owner))
 	}
@@ -116,12 +125,13 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	watch.setNodes(c.Admin().Nodes())
 	m, err := c.Mutex(name)
 	if err != nil {
 		return err
 	}
 
-	lease, err := acquire(ctx, m, name, *wait, *try)
+	lease, err := acquire(ctx, m, name, *wait, *try, watch)
 	if err != nil {
 		return err
 	}
@@ -157,7 +167,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		if f := forcedSince(c, name, started); f != "" {
 			why = fmt.Errorf("%w: %s", why, f)
 		}
-		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%v); stopping the command\n", name, why)
+		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%s); stopping the command\n", name, message("lock", why.Error()))
 		waitErr = stop(cmd, exited, *grace)
 	case <-ctx.Done():
 		why = ctx.Err()
@@ -176,16 +186,19 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("interrupted: %v", why)}
 	}
 	if uerr != nil {
-		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %v (the lock expires by its TTL)\n", name, uerr)
+		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %s (the lock expires by its TTL)\n", name, message("lock", uerr.Error()))
 	}
-	if code := exitCode(waitErr, 1); code != 0 {
-		return &exitError{code: code}
+	if exitCode(waitErr, exitFailure) != 0 {
+		// The command's own status, passed on.
+		return &exitError{code: exitCode(waitErr, exitFailure)}
 	}
 	return nil
 }
 
 // acquire waits for the lock (at most wait when positive), or tries once.
-func acquire(ctx context.Context, m *quorum.Mutex, name string, wait time.Duration, try bool) (*quorum.Lease, error) {
+// A lock not obtained exits 3 when too few nodes answered to tell, 75 when
+// another owner holds it (watch tells which).
+func acquire(ctx context.Context, m *quorum.Mutex, name string, wait time.Duration, try bool, watch *nodeWatch) (*quorum.Lease, error) {
 	var (
 		lease *quorum.Lease
 		err   error
@@ -208,7 +221,13 @@ func acquire(ctx context.Context, m *quorum.Mutex, name string, wait time.Durati
 		if try {
 			how = "at once (--try)"
 		}
-		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %v", name, how, err)}
+		if why := watch.unsure(); why != "" {
+			return nil, &exitError{code: exitUnsure, msg: fmt.Sprintf("lock %q not obtained %s: %s; make the nodes reachable and run it again", name, how, why)}
+		}
+		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("lock %q not obtained %s: %s", name, how, watch.holders())}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted while waiting for %q (%v)", name, context.Cause(ctx))
 	}
 	return nil, err
 }

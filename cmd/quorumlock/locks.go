@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -31,6 +32,9 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q (use --match to filter)", errUsage, fs.Args())
+	}
+	if err := checkPattern(*match); err != nil {
+		return err
 	}
 	c, err := dialNodes(*nodes)
 	if err != nil {
@@ -71,8 +75,21 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 		return untrusted(fmt.Sprintf("the verdict on %s", strings.Join(unknown, ", ")), n-len(failed), n, majority(n), failed)
 	}
 	if len(failed) > 0 {
-		fmt.Fprintf(stderr, "quorumlock locks: warning: %d of %d nodes did not answer (a quorum did, so the list holds; verdicts count the silent nodes as unknown):%s\n",
+		fmt.Fprintf(stderr, "quorumlock locks: warning: %d of %d nodes did not answer (a quorum did, so the list holds; verdicts count the silent nodes as unknown)%s\n",
 			len(failed), n, silentNodes(failed))
+	}
+	return nil
+}
+
+// checkPattern refuses a --match glob that is malformed (an unclosed
+// "[", a trailing "\\"): Redis would not say so, it would just match
+// nothing or the wrong names.
+func checkPattern(p string) error {
+	if p == "" {
+		return fmt.Errorf("%w: --match is empty: give a glob such as 'orders/*', or leave it out for all locks", errUsage)
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return fmt.Errorf("%w: --match %q is not a valid glob (%v): close every [ with ], escape a literal [ as \\[", errUsage, p, err)
 	}
 	return nil
 }

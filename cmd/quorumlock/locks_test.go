@@ -92,7 +92,7 @@ func TestLocksCommand(t *testing.T) {
 		t.Fatalf("empty list: exit %d\n%s", code, out)
 	}
 	t.Setenv(quorum.EnvNodes, "")
-	if code, _, stderr = cli("locks"); code != 1 || !strings.Contains(stderr, "QUORUMLOCK_NODES") {
+	if code, _, stderr = cli("locks"); code != exitUsage || !strings.Contains(stderr, "QUORUMLOCK_NODES") {
 		t.Fatalf("no nodes: exit %d, stderr %q", code, stderr)
 	}
 }

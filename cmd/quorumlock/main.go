@@ -11,8 +11,11 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/drift"
 )
 
 // command is one subcommand.
@@ -37,15 +40,44 @@ func register(c *command) { commands[c.name] = c }
 // fmt.Errorf("%w: give the lock's NAME", errUsage).
 var errUsage = errors.New("usage")
 
-// Exit codes shared by every command (lock adds its own: see lock.go).
+// Exit codes. Every status the CLI returns is one of these constants (or,
+// for lock, the command's own status); exitCodes lists them for help, and
+// TestEveryExitCodeListed checks that none is missing there.
 const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
 	// exitUnsure: fewer nodes answered than a quorum needs, so the answer
-	// (free, not held, no locks) cannot be trusted.
+	// (free, not held, no locks; for lock: held or not) cannot be trusted.
 	exitUnsure = 3
+	// exitMissing: unlock --force found the lock on no node (without
+	// --missing-ok).
+	exitMissing = 4
+	// exitDegraded: check found every node it needs answering, but so few
+	// that one more node failure leaves no quorum (without --allow-degraded).
+	exitDegraded = 5
+	// exitLeaseLost: lock's lease was lost while the command ran, so the
+	// command was stopped. EX_SOFTWARE.
+	exitLeaseLost = 70
+	// exitNotObtained: lock was not obtained because another owner holds it
+	// (--wait elapsed, or --try found it held). EX_TEMPFAIL: try again later.
+	exitNotObtained = 75
 )
+
+// exitCodes is the exit status table that quorumlock help prints.
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success"},
+	{exitFailure, "an error (said on stderr), or check found a problem"},
+	{exitUsage, "usage error: a bad flag value or argument (said on stderr, with the fix)"},
+	{exitUnsure, "fewer nodes answered than a quorum needs, so the answer cannot be trusted (lock: not obtained for that reason); stderr names the silent nodes"},
+	{exitMissing, "unlock --force: no node holds the lock (--missing-ok makes it 0)"},
+	{exitDegraded, "check: the deployment cannot survive one more node failure (--allow-degraded makes it 0)"},
+	{exitLeaseLost, "lock, elect: the lease (the leadership) was lost while the command ran; the command was stopped"},
+	{exitNotObtained, "lock: not obtained, another owner holds it (--wait elapsed, or --try found it held); elect: not elected within --wait"},
+}
 
 // stderr is where commands write warnings and progress (run sets it; tests
 // capture it).
@@ -67,27 +99,19 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, `
+	fmt.Fprint(w, `
 Global flags (before the command; a command's own flag wins):
   --nodes URLS   Redis nodes as redis:// or rediss:// URLs, comma-separated
                  (default $QUORUMLOCK_NODES)
-
-Exit status:
-  0    success
-  1    an error, or check found a problem (said on stderr)
-  2    usage error: a bad flag or argument (said on stderr, with the fix)
-  3    locks/inspect: fewer nodes answered than a quorum needs, so the
-       answer cannot be trusted (the silent nodes are named on stderr)
-  %d   lock: the lock was not obtained (--wait elapsed, --try found it held)
-  %d   lock: the lease was lost while the command ran; the command was stopped
-  else lock: the command's own exit status (128+N if signal N ended it)
-`, exitNotObtained, exitLeaseLost)
+`)
+	fmt.Fprintln(w, "\nExit status:")
+	for _, e := range exitCodes {
+		fmt.Fprintf(w, "  %-4d %s\n", e.code, e.meaning)
+	}
+	fmt.Fprintln(w, "  else lock: the command's own exit status (128+N if signal N ended it)")
 }
 
 func main() {
-	// go-redis logs every refused dial of its pool on stderr; a command
-	// reports node failures itself, once, with the node's name.
-	redis.SetLogger(silentRedisLog{})
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -108,8 +132,14 @@ func globalFlags(args []string) ([]string, error) {
 				return nil, errors.New("--nodes needs a value: --nodes redis://host:port,redis://host:port,...")
 			}
 			globalNodes, args = args[1], args[2:]
+			if err := checkNodes(globalNodes); err != nil {
+				return nil, err
+			}
 		case strings.HasPrefix(a, "--nodes=") || strings.HasPrefix(a, "-nodes="):
 			globalNodes, args = a[strings.IndexByte(a, '=')+1:], args[1:]
+			if err := checkNodes(globalNodes); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("unknown global flag %s: only --nodes may come before the command; put command flags after it (quorumlock <command> %s ...)", a, a)
 		}
@@ -119,6 +149,10 @@ func globalFlags(args []string) ([]string, error) {
 
 func run(args []string, stdout, errOut io.Writer) int {
 	globalNodes, stderr = "", errOut
+	// go-redis logs every refused dial of its pool on stderr (its logger is
+	// process-global: ~20 lines a second per dead node); a command reports
+	// node failures itself, once, with the node's name and why.
+	redis.SetLogger(silentRedisLog{})
 	args, err := globalFlags(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "quorumlock: %v\n\n", err)
@@ -132,10 +166,16 @@ func run(args []string, stdout, errOut io.Writer) int {
 		return exitUsage
 	}
 	if args[0] == "help" {
-		if len(args) > 1 {
-			if _, ok := commands[args[1]]; ok {
-				return run([]string{args[1], "--help"}, stdout, stderr)
+		switch {
+		case len(args) > 2:
+			fmt.Fprintf(stderr, "quorumlock help: one command only, got %q\n", args[1:])
+			return exitUsage
+		case len(args) == 2:
+			if _, ok := commands[args[1]]; !ok {
+				fmt.Fprintf(stderr, "quorumlock help: unknown command %q (quorumlock help lists them)\n", args[1])
+				return exitUsage
 			}
+			return run([]string{args[1], "--help"}, stdout, stderr)
 		}
 		usage(stdout)
 		return exitOK
@@ -152,7 +192,8 @@ func run(args []string, stdout, errOut io.Writer) int {
 	return report(c, err, stderr)
 }
 
-// report prints err on stderr and returns the exit status.
+// report prints err on stderr, as one line "quorumlock CMD: message", and
+// returns the exit status.
 func report(c *command, err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -162,7 +203,7 @@ func report(c *command, err error, stderr io.Writer) int {
 		if msg == "" {
 			msg = "bad arguments"
 		}
-		fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, msg)
+		fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, message(c.name, msg))
 		syn := c.synopsis
 		if syn == "" {
 			syn = "quorumlock " + c.name + " [flags]"
@@ -175,12 +216,55 @@ func report(c *command, err error, stderr io.Writer) int {
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) && ec.ExitCode() > 0 {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, msg)
+			fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, message(c.name, msg))
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintf(stderr, "quorumlock %s: %v\n", c.name, err)
+	fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, message(c.name, err.Error()))
 	return exitFailure
+}
+
+// message makes an error's text fit after the CLI's own "quorumlock CMD: "
+// prefix: one line, and without the prefixes the libraries put in front
+// ("quorumlock: ", or the command's package name such as "console: "), at
+// its start or after a colon where an error was wrapped. The rule: the CLI
+// prefixes, once; everything below it is stripped of theirs.
+func message(cmd, msg string) string {
+	msg = oneLine(msg)
+	prefixes := []string{"quorumlock: "}
+	if cmd != "" {
+		prefixes = append(prefixes, cmd+": ")
+	}
+	for _, p := range prefixes {
+		msg = strings.TrimPrefix(msg, p)
+		msg = strings.ReplaceAll(msg, ": "+p, ": ")
+		msg = strings.ReplaceAll(msg, "; "+p, "; ")
+	}
+	return msg
+}
+
+// oneLine joins the lines of a (joined, multi-line) error text with "; ".
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkTTL refuses a --ttl that no lease could live with: not positive,
+// or not above its drift allowance (drift.Check, with the default factor
+// the CLI's clients use).
+func checkTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("%w: --ttl %v: give a positive duration such as --ttl 10s", errUsage, ttl)
+	}
+	if err := drift.Check(ttl, drift.DefaultFactor); err != nil {
+		return fmt.Errorf("%w: --ttl %v: %s", errUsage, ttl, message("", err.Error()))
+	}
+	return nil
 }
 
 // flags makes a FlagSet for a subcommand that reports errors instead of

@@ -19,7 +19,14 @@ func TestNodesFlag(t *testing.T) {
 	}{
 		{name: "default from env", args: nil, want: "", nodes: 3},
 		{name: "flag wins", args: []string{"--nodes", "127.0.0.1:7,127.0.0.1:8"}, want: "127.0.0.1:7,127.0.0.1:8", nodes: 2},
-		{name: "empty flag falls back to env", args: []string{"--nodes", " "}, want: " ", nodes: 3},
+	}
+	// An empty --nodes is a usage error, never a fall-back to the variable.
+	for _, v := range []string{"", " ", ","} {
+		fs := flags("x", "test", io.Discard)
+		nodesFlag(fs)
+		if err := parse(fs, []string{"--nodes", v}); !errors.Is(err, errUsage) {
+			t.Errorf("--nodes %q: %v, want a usage error", v, err)
+		}
 	}
 	t.Run("no env", func(t *testing.T) {
 		t.Setenv(quorum.EnvNodes, "")

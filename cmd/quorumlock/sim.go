@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/mutants"
 )
@@ -22,11 +23,11 @@ import (
 func chaosSim(ctx context.Context, o matrix.Options, seeds int, out io.Writer) error {
 	modes, err := matrix.SelectModes(matrix.Modes, o.Modes)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	scs, err := matrix.SelectScenarios(matrix.Scenarios, o.Scenarios)
+	scs, err := catalog.SelectScenarios(catalog.On(catalog.Matrix), o.Scenarios)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -55,6 +56,10 @@ func chaosSim(ctx context.Context, o matrix.Options, seeds int, out io.Writer) e
 	for _, m := range modes {
 		for _, sc := range scs {
 			if sc.Applies != nil && !sc.Applies(m) {
+				continue
+			}
+			if ok, why := sc.RunsOn(catalog.Sim); !ok {
+				fmt.Fprintf(out, "skip %s × %s: not simulated: %s\n", m.ID, sc.ID, why)
 				continue
 			}
 			args := []string{"-test.run", "^TestCell$", "-test.v", "-sim.mode", m.ID, "-sim.scenario", sc.ID,

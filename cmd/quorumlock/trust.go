@@ -29,13 +29,30 @@ func nodeErrors(err error) []*quorum.NodeError {
 	return []*quorum.NodeError{{Err: err}}
 }
 
-// silentNodes says which nodes did not answer and why, one per line.
+// silentNodes says which nodes did not answer and why, on one line:
+// " (node: why; node: why)".
 func silentNodes(errs []*quorum.NodeError) string {
-	var b strings.Builder
-	for _, ne := range errs {
-		fmt.Fprintf(&b, "\n  %s: %v", orDash(ne.Node), ne.Err)
+	if len(errs) == 0 {
+		return ""
 	}
-	return b.String()
+	parts := make([]string, len(errs))
+	for i, ne := range errs {
+		parts[i] = orDash(ne.Node) + ": " + nodeReason(ne.Err)
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// nodeReason is one node's error for a person: one line, without the
+// library's prefix or a repeated node name.
+func nodeReason(err error) string {
+	if err == nil {
+		return "no answer"
+	}
+	var ne *quorum.NodeError
+	for errors.As(err, &ne) && ne.Err != nil {
+		err = ne.Err
+	}
+	return message("", err.Error())
 }
 
 // majority is how many of n nodes an owner needs under the CLI's policy
@@ -45,7 +62,7 @@ func majority(n int) int { return n - quorum.Majority.FailedLocksLimit(n) }
 // untrusted is the exit error of an answer from fewer nodes than a quorum.
 func untrusted(what string, answered, n, need int, errs []*quorum.NodeError) error {
 	return &exitError{code: exitUnsure, msg: fmt.Sprintf(
-		"%s cannot be trusted: only %d of %d nodes answered and a lock needs %d; a lock could be held on the nodes that did not answer:%s\nfix or reach those nodes and run it again",
+		"%s cannot be trusted: only %d of %d nodes answered and a lock needs %d; a lock could be held on the nodes that did not answer%s; fix or reach those nodes and run it again",
 		what, answered, n, need, silentNodes(errs))}
 }
 

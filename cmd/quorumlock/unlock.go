@@ -16,15 +16,16 @@ func init() {
 		name:     "unlock",
 		summary:  "force-unlock a lock on every node (needs --force; recorded with who and when)",
 		run:      runUnlock,
-		synopsis: "quorumlock unlock --force [--by WHO] NAME",
+		synopsis: "quorumlock unlock --force [--by WHO] [--missing-ok] NAME",
 	})
 }
 
 func runUnlock(ctx context.Context, args []string, out io.Writer) error {
-	fs := flags("unlock", "force-unlock a lock on every node, whoever holds it, and wake its waiters; usage: quorumlock unlock --force [--by WHO] NAME", out)
+	fs := flags("unlock", "force-unlock a lock on every node, whoever holds it, and wake its waiters; usage: quorumlock unlock --force [--by WHO] [--missing-ok] NAME", out)
 	nodes := nodesFlag(fs)
 	force := fs.Bool("force", false, "confirm the force-unlock: a holder that is still running is no longer protected")
 	by := fs.String("by", "", "who does it, recorded next to the lock for 24h (default user@host)")
+	missingOK := fs.Bool("missing-ok", false, "exit 0, not 4, when no node holds the lock (for scripts that clear a lock that may be gone)")
 	name, err := parseName(fs, args)
 	if err != nil {
 		return err
@@ -53,9 +54,17 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
 	}
 	n, err := c.Admin().ForceUnlock(ctx, name, who)
-	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, len(c.Admin().Nodes()), who)
+	total := len(c.Admin().Nodes())
+	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, total, who)
 	if err != nil {
-		return fmt.Errorf("some nodes did not take the force-unlock (run it again when they answer): %w", err)
+		failed := nodeErrors(err)
+		if answered := total - len(failed); answered < majority(total) {
+			return untrusted(fmt.Sprintf("the force-unlock of %q", name), answered, total, majority(total), failed)
+		}
+		return fmt.Errorf("%d of %d nodes did not take the force-unlock%s; run it again when they answer", len(failed), total, silentNodes(failed))
+	}
+	if n == 0 && !*missingOK {
+		return &exitError{code: exitMissing, msg: fmt.Sprintf("no node holds %q, nothing was removed: check the name (quorumlock locks lists them), or add --missing-ok when a missing lock is fine", name)}
 	}
 	return nil
 }

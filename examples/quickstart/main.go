@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	redis.SetLogger(quiet{}) // go-redis logs every failed dial to stderr, process-wide
+	redis.SetLogger(quorum.RedisLogger{}) // go-redis logs every failed dial to stderr, process-wide: drop its lines
 	if err := run(context.Background()); err != nil {
 		log.Fatal(err)
 	}
@@ -50,7 +50,3 @@ func run(ctx context.Context) error {
 	fmt.Printf("orders/42 is ours, fencing token %d\n", lease.Token())
 	return lease.Context().Err() // do the work on lease.Context()
 }
-
-type quiet struct{} // or route go-redis's lines to your logger
-
-func (quiet) Printf(context.Context, string, ...any) {}

@@ -120,6 +120,11 @@ type Report struct {
 	// the takeover (WithSignalGrace), while it still held. Unknown when the
 	// leases do not signal (no "signals" label) or report no deadlines.
 	Signals Result `json:"signals"`
+	// Wakeups: a free lock is taken within the wakeup bound while
+	// workers wait, also when unlock messages are lost (see
+	// [WithWakeupBound]); Count is the number of releases after which a
+	// waiter was left waiting past the bound. Unknown without a bound.
+	Wakeups Result `json:"wakeups"`
 	// WritesAfterSignal counts writes made under a lease after it had
 	// signalled its end: the client acted although told (a pause between
 	// its check and its write). Counted, not a verdict.
@@ -162,10 +167,14 @@ const (
 	// told of the loss (the Signals check, WithSignalGrace). Not part of
 	// Safety: it judges what a lock tells its holder, not what happened.
 	LossSignal Property = "loss-signal"
+	// FreeLockTaken: waiters take a free lock within the wakeup bound,
+	// whether or not they heard its unlock message (the Wakeups check).
+	// A liveness property, not part of Safety.
+	FreeLockTaken Property = "free-lock-taken"
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -194,6 +203,8 @@ func (r Report) checks(p Property) []namedResult {
 	switch p {
 	case LossSignal:
 		return []namedResult{{name: "leases taken over before their holders were told", r: r.Signals}}
+	case FreeLockTaken:
+		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
 		return []namedResult{me}
 	case LeaseExclusion:
@@ -249,6 +260,7 @@ type config struct {
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
+	wakeupBound time.Duration
 }
 
 // Option configures [Check].
@@ -312,7 +324,7 @@ func Check(h history.History, opts ...Option) Report {
 		r.HistoryError = err.Error()
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
-		r.TokenOrder, r.Register, r.CriticalSections, r.Signals = u, u, u, u
+		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -324,6 +336,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.StaleAccepted, r.StaleRejected = checkStale(ix, ex)
 	r.TokenOrder = checkTokenOrder(ix, ex)
 	r.Signals, r.WritesAfterSignal = checkSignals(ix, cfg.grace, ex)
+	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}

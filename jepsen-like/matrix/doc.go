@@ -5,6 +5,11 @@
 // (package report) that says whether the run reproduced or refuted the
 // claim from the literature the cell tests.
 //
+// Modes, scenarios and the judgement of a cell are the catalog's
+// (package jepsen-like/catalog), which the simulation reads too; the
+// matrix realises each scenario it runs with chaos's faults, by the
+// scenario's id.
+//
 // # Modes
 //
 // [Modes] are the lock configurations: single (one master), single+wait (a

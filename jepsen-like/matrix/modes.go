@@ -1,175 +1,36 @@
 package matrix
 
 import (
-	"fmt"
-	"strings"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// LockParams is what a LockFunc gets for one worker.
-type LockParams struct {
-	// Name is the lock's name (the same for every worker).
-	Name string
-	// LeaseTime is the lease time the workload runs with. Unless Watchdog
-	// is set, leases are fixed (not renewed), so a paused holder's lease
-	// expires.
-	LeaseTime time.Duration
-	// Watchdog asks for leases of LeaseTime renewed automatically while
-	// held (quorum's default behaviour); locks without renewal ignore it.
-	Watchdog bool
-	// AttemptTimeout, if positive, replaces the lock's default attempt
-	// timeout (Timing.AttemptTimeout).
-	AttemptTimeout time.Duration
-	// DriftFactor, if positive, replaces the lock's default clock drift
-	// factor (scenarios about clock rates set it; locks without one ignore
-	// it).
-	DriftFactor float64
-	// Clients are the worker's own connections, one per lock node: every
-	// independent master in order, or the group's master for a group.
-	Clients []redis.UniversalClient
-}
+// The modes are the catalog's (package catalog); these names keep the
+// matrix's API.
+type (
+	// LockParams is catalog.LockParams.
+	LockParams = catalog.LockParams
+	// LockFunc is catalog.LockFunc.
+	LockFunc = catalog.LockFunc
+	// Mode is catalog.Mode.
+	Mode = catalog.Mode
+)
 
-// LockFunc builds one worker's lock client. close releases what it made
-// (not the redis clients, which the matrix closes).
-type LockFunc func(p LockParams) (l workload.Locker, close func() error, err error)
-
-// Mode is a lock configuration under test: a topology and a way to build
-// each worker's lock over it.
-type Mode struct {
-	// ID names the mode on the command line and in reports.
-	ID string
-	// Summary says what it is in a sentence.
-	Summary string
-	// Masters is the number of independent masters; 0 when Group.
-	Masters int
-	// Group: one master + one replica; clients follow the master.
-	Group bool
-	// Fencing: the lock hands out fencing tokens and the workload's
-	// resource checks them; otherwise the resource accepts every write.
-	Fencing bool
-	// Wait: a grant counts only once the group's replica acknowledged it
-	// (WAIT); meaningful with Group.
-	Wait bool
-	// Majority: the lock needs a majority of the nodes (Redlock) rather
-	// than all of them. Scenarios use it to judge what a lost key does.
-	Majority bool
-	// TunesDrift: the LockFunc honours LockParams.DriftFactor. The
-	// clock-rate scenarios set the drift allowance they test and apply
-	// only to such modes (a peer with its own fixed factor would be judged
-	// against an allowance it does not have).
-	TunesDrift bool
-	// AbsoluteExpiry: the lock sends its keys' expiry as an absolute
-	// wall-clock time read from the client's clock (SET … PXAT), not as a
-	// TTL the node counts on its own clock (PX). The clock-offset scenario
-	// tells the two apart.
-	AbsoluteExpiry bool
-	// FixedLease: the lock cannot renew a lease (no watchdog); scenarios
-	// about renewal do not apply.
-	FixedLease bool
-	// LateLossSignal: the lock's renewal call may outlive the key it
-	// renews (its deadline is a whole validity away) and the holder is
-	// told of the loss only when that call fails. The renewal-hang
-	// scenario shows it; elsewhere a late signal of such a mode is not
-	// counted as a broken property.
-	LateLossSignal bool
-	// Lock builds a worker's lock.
-	Lock LockFunc
-}
-
-// Nodes is the number of lock nodes a worker talks to.
-func (m Mode) Nodes() int {
-	if m.Group {
-		return 1
-	}
-	return m.Masters
-}
-
-// waitTimeout is the WAIT timeout of single+wait: well below the per-node
-// budget of one node (the attempt timeout, 250 ms by default).
-const waitTimeout = 100 * time.Millisecond
-
-// QuorumLock returns the LockFunc of the quorum lock with opts. Every
-// worker gets its own quorum.Client over its own connections, with a
-// 100 ms retry interval (the waits in a matrix cell are short) and the
-// lease time as TTL.
-func QuorumLock(opts ...quorum.Option) LockFunc {
-	return func(p LockParams) (workload.Locker, func() error, error) {
-		all := append([]quorum.Option{quorum.WithRetryInterval(100 * time.Millisecond), quorum.WithTTL(p.LeaseTime)}, opts...)
-		if p.AttemptTimeout > 0 {
-			all = append(all, quorum.WithAttemptTimeout(p.AttemptTimeout))
-		}
-		if p.DriftFactor > 0 {
-			all = append(all, quorum.WithDriftFactor(p.DriftFactor))
-		}
-		qc, err := quorum.New(p.Clients, all...)
-		if err != nil {
-			return nil, nil, err
-		}
-		var mopts []quorum.MutexOption
-		if !p.Watchdog {
-			mopts = append(mopts, quorum.WithLeaseTime(p.LeaseTime))
-		}
-		m, err := qc.Mutex(p.Name, mopts...)
-		if err != nil {
-			_ = qc.Close()
-			return nil, nil, err
-		}
-		return workload.Quorum(m), qc.Close, nil
-	}
-}
-
-// Modes are the lock configurations of the matrix, in report order. Peers
+// Modes are the catalog's lock configurations, in report order. Peers
 // (redsync, redislock) are added by the bench module's runner with their
 // own LockFunc; see Config.Modes.
-var Modes = []Mode{
-	{ID: "single", Summary: "quorum lock on one Redis master (a plain single-instance lock)",
-		Masters: 1, Majority: true, TunesDrift: true, Lock: QuorumLock()},
-	{ID: "single+wait", Summary: "one master + one replica, a grant counts only after WAIT 1 acknowledges it (Redisson's recommendation)",
-		Group: true, Wait: true, TunesDrift: true, Lock: QuorumLock(quorum.WithReplicaAck(1, waitTimeout))},
-	{ID: "failover", Summary: "one master + one asynchronous replica; clients follow the master across a failover",
-		Group: true, TunesDrift: true, Lock: QuorumLock()},
-	{ID: "redlock-3", Summary: "quorum lock, majority of 3 independent masters (Redlock)",
-		Masters: 3, Majority: true, TunesDrift: true, Lock: QuorumLock()},
-	{ID: "redlock-5", Summary: "quorum lock, majority of 5 independent masters (Redlock)",
-		Masters: 5, Majority: true, TunesDrift: true, Lock: QuorumLock()},
-	{ID: "redlock-5+fencing", Summary: "redlock-5 with fencing tokens, checked by the resource",
-		Masters: 5, Majority: true, Fencing: true, TunesDrift: true, Lock: QuorumLock(quorum.WithFencing())},
-	{ID: "multilock-3", Summary: "quorum lock that needs all of 3 independent masters (Redisson's MultiLock)",
-		Masters: 3, TunesDrift: true, Lock: QuorumLock(quorum.WithPolicy(quorum.All))},
-}
+var Modes = catalog.Modes
+
+// QuorumLock returns the LockFunc of the quorum lock with opts
+// (catalog.QuorumLock).
+func QuorumLock(opts ...quorum.Option) LockFunc { return catalog.QuorumLock(opts...) }
 
 // FindMode returns the mode with the given id among modes.
-func FindMode(modes []Mode, id string) (Mode, bool) {
-	for _, m := range modes {
-		if m.ID == id {
-			return m, true
-		}
-	}
-	return Mode{}, false
-}
+func FindMode(modes []Mode, id string) (Mode, bool) { return catalog.FindMode(modes, id) }
 
 // SelectModes returns the modes named in a comma-separated list ("" or
 // "all": every mode), in the list's order.
-func SelectModes(all []Mode, list string) ([]Mode, error) {
-	if list == "" || list == "all" {
-		return append([]Mode(nil), all...), nil
-	}
-	var out []Mode
-	for _, id := range strings.Split(list, ",") {
-		id = strings.TrimSpace(id)
-		m, ok := FindMode(all, id)
-		if !ok {
-			return nil, fmt.Errorf("matrix: unknown mode %q; known: %s", id, strings.Join(modeIDs(all), ", "))
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
+func SelectModes(all []Mode, list string) ([]Mode, error) { return catalog.SelectModes(all, list) }
 
 func modeIDs(ms []Mode) []string {
 	out := make([]string, len(ms))

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
@@ -309,7 +310,12 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	// The grace for a lease's loss signal is about scheduling, not the
 	// lease: a quarter of the run's lease, also in a paced cell (a quarter
 	// of a 250 ms lease was outrun by timers firing late at load 16).
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4))
+	attempt := t.AttemptTimeout
+	if attempt <= 0 {
+		attempt = catalog.AttemptTimeout
+	}
+	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4),
+		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)))
 	exp := c.Expect()
 	res := report.FromReport(c.Mode.ID, c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)
@@ -373,85 +379,17 @@ func ReplayCommand(c Cell, t Timing, seed int64) string {
 		c.Mode.ID, c.Scenario.ID, seed, t.Duration, t.Lease, t.Workers)
 }
 
-// LivenessFloor is the availability (acquisitions ÷ attempts) below which
-// a cell that expects progress fails: under no fault (expiry-race strikes
-// locks of its own, not the workers'), or a quorum mode
-// under a fault on a minority of its nodes, Lock calls should succeed
-// (0.92–1.0 in the quick matrix; a lock that leaves shares behind after a
-// failed attempt falls far below).
-const LivenessFloor = 0.8
+// LivenessFloor is catalog.LivenessFloor.
+const LivenessFloor = catalog.LivenessFloor
 
-// ExpectsProgress reports whether a cell must keep acquiring: no fault on
-// the workers' lock (baseline; expiry-race, whose races use locks of their
-// own), or a majority lock with a fault on a minority of its nodes.
-func ExpectsProgress(c Cell) bool {
-	if !c.Expect().Safe {
-		return false
-	}
-	switch c.Scenario.ID {
-	case "baseline", "expiry-race":
-		return true
-	case "partition-minority", "latency", "node-pause":
-		return c.Mode.Majority && c.Mode.Nodes() >= 3
-	}
-	return false
-}
+// ExpectsProgress reports whether a cell must keep acquiring
+// (catalog.ExpectsProgress).
+func ExpectsProgress(c Cell) bool { return catalog.ExpectsProgress(c.Mode, c.Scenario) }
 
-// judgeMore adds the properties a cell is judged on besides its claim's:
-// keys left without expiry (WithExpiry); lease exclusion in every cell
-// expected safe and in every cell whose faults strike clients only (no
-// fault of theirs lets a lock grant two valid leases); token order in a
-// fenced mode (a regression is a violation, not only a stale write the
-// resource refused) under the same conditions, but where nodes restart
-// without persistence (Scenario.ForgetsFences); the lease-loss signal in
-// every cell whose leases signal (a lease taken over without its holder
-// being told); and liveness where the cell expects progress. A property
-// that fails is named in Broken (which fails the run whatever the claim
-// expects) and refutes a cell expected safe.
+// judgeMore judges the cell's properties besides its claim's
+// (catalog.Judge).
 func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) report.Result {
-	judged := []string{res.Property, "expiry"}
-	var broken []string
-	fail := func(why string) {
-		broken = append(broken, why)
-		if !exp.Safe {
-			return
-		}
-		if res.Verdict == report.Refuted {
-			res.VerdictNote = why + "; " + res.VerdictNote
-			return
-		}
-		res.Verdict, res.VerdictNote = report.Refuted, why
-	}
-	lockLevel := exp.Safe || c.Scenario.LeasesHold
-	if lockLevel && res.Property != string(checker.LeaseExclusion) {
-		judged = append(judged, "lease-exclusion")
-		if rep.LeaseExclusion.Verdict == checker.Violated {
-			fail(fmt.Sprintf("lease exclusion: %d pairs of leases valid at once", rep.LeaseExclusion.Count))
-		}
-	}
-	if c.Mode.Fencing && lockLevel && !c.Scenario.ForgetsFences {
-		judged = append(judged, "token-order")
-		if rep.TokenOrder.Count > 0 {
-			fail(fmt.Sprintf("token order: %d token regressions in a fenced mode", rep.TokenOrder.Count))
-		}
-	}
-	if v := rep.Signals.Verdict; (v == checker.Ok || v == checker.Violated) &&
-		res.Property != string(checker.LossSignal) && !c.Mode.LateLossSignal {
-		judged = append(judged, "loss-signal")
-		if rep.Signals.Verdict == checker.Violated {
-			fail(fmt.Sprintf("loss signal: %d leases taken over while their holders were not told", rep.Signals.Count))
-		}
-	}
-	if ExpectsProgress(c) {
-		judged = append(judged, "liveness")
-		if res.Acquisitions == 0 || res.Availability < LivenessFloor {
-			fail(fmt.Sprintf("liveness: %d acquisitions in %d attempts (availability %.3f < %.1f)",
-				res.Acquisitions, res.Attempts, res.Availability, LivenessFloor))
-		}
-	}
-	res.Judged = strings.Join(judged, ", ")
-	res.Broken = strings.Join(broken, "; ")
-	return res
+	return catalog.Judge(c.Mode, c.Scenario, exp, res, rep)
 }
 
 // runCell runs the cell's workers and faults and returns the history,
@@ -481,7 +419,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		rec.SetMeta("attempt_timeout", t.AttemptTimeout.String())
 	}
 	cc := &cell{mode: c.Mode, sc: c.Scenario, timing: t, cluster: cl, rec: rec, seed: seed}
-	p, err := c.Scenario.plan(cc)
+	p, err := realisations[c.Scenario.ID](cc)
 	if err != nil {
 		return history.History{}, nil, nil, err
 	}
@@ -529,11 +467,15 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	}()
 	faultErr := make(chan error, 1)
 	go func() { faultErr <- cc.runFaults(ctx, p) }()
-	werr := workload.Run(wctx, rec, res, workers, workload.Config{
+	wc := workload.Config{
 		Work:           t.Work,
 		AcquireTimeout: t.Lease + t.Lease/2,
 		Seed:           seed,
-	})
+	}
+	if th := c.Scenario.Think; th > 0 {
+		wc.Think = workload.Range{Min: th, Max: th * 3 / 2}
+	}
+	werr := workload.Run(wctx, rec, res, workers, wc)
 	ferr := <-faultErr
 	h := rec.History()
 	if err := errors.Join(werr, ferr); err != nil {

@@ -9,64 +9,26 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
-	"github.com/quorumlock/quorumlock/jepsen-like/report"
+
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
-// Expectation is what the literature predicts for one mode under one
-// scenario: the claim tested, whether the mode is expected safe, and why.
-type Expectation struct {
-	Claim report.Claim
-	Safe  bool
-	Why   string
-}
-
-// Scenario is a fault pattern from the chaos harness, applied to a cell's
-// cluster while the workload runs.
-type Scenario struct {
-	// ID names the scenario on the command line and in reports.
-	ID string
-	// Summary says what happens, in a sentence.
-	Summary string
-	// Persistence of the cell's Redis nodes.
-	Persistence localredis.Persistence
-	// Applies reports whether the scenario means something for the mode
-	// (nil: always); cells where it does not are skipped.
-	Applies func(Mode) bool
-	// Expect gives the claim and the prediction for the mode.
-	Expect func(Mode) Expectation
-	// LeasesHold: the faults strike clients only, so whatever the claim
-	// expects of the clients' data, the lock must never have two valid
-	// leases at once; such cells are also judged on lease exclusion (and
-	// token order in a fenced mode).
-	LeasesHold bool
-	// ForgetsFences: nodes restart without persistence, so their fencing
-	// counters start again (the design says counters survive restarts only
-	// with persistence); a fenced mode's token order is counted, not
-	// judged.
-	ForgetsFences bool
-	// Pace, if set, adapts the run's timing to the scenario (see Pace).
-	Pace *Pace
-	// plan builds the faults against a running cell.
-	plan func(*cell) (plan, error)
-}
-
-// Pace is how a scenario whose every fault event outlasts the lease (a
-// pause past the lease, a restart after the max TTL, a holder kept past its
-// lease) fits RepeatEvents strikes in a cell: it runs with a shorter lease
-// and for longer than the run's timing says.
-type Pace struct {
-	// LeaseDiv divides the lease (never below MinPacedLease, nor below
-	// 4/3 of the attempt timeout: a lease must outlast an attempt).
-	LeaseDiv int
-	// DurationMul multiplies the cell's duration.
-	DurationMul float64
-}
+// The scenarios are the catalog's; these names keep the matrix's API.
+type (
+	// Expectation is catalog.Expectation.
+	Expectation = catalog.Expectation
+	// Scenario is catalog.Scenario; the matrix realises each by its ID
+	// (realisations).
+	Scenario = catalog.Scenario
+	// Pace is catalog.Pace.
+	Pace = catalog.Pace
+)
 
 // MinPacedLease is the shortest lease a Pace gives.
-const MinPacedLease = 250 * time.Millisecond
+const MinPacedLease = catalog.MinPacedLease
 
 // CellTiming is the timing cell c runs with under the run's timing t: t
 // itself, or t paced by the scenario.
@@ -117,44 +79,14 @@ type plan struct {
 	settings []string
 }
 
-// Claims tested besides those of package report.
+// Claims tested besides those of package report (the catalog's).
 var (
-	// ClaimNoFaults: without faults a lock on one instance, or on a
-	// majority of instances, is mutually exclusive.
-	ClaimNoFaults = report.Claim{Source: report.RedlockSpec,
-		Text:     "without faults, SET NX PX with a random value and a compare-and-delete release is a correct lock, on one instance or a majority",
-		Property: checker.MutualExclusion}
-	// ClaimStalledAcquire: a client stalled after the nodes granted, for
-	// longer than the TTL, must not take the lock: its keys may have
-	// expired and another client may hold it.
-	ClaimStalledAcquire = report.Claim{Source: report.Antirez,
-		Text:     "delays while acquiring are caught by the validity check: a client stalled past the TTL between the grants and their use does not take the lock",
-		Property: checker.MutualExclusion}
-	// ClaimAllNodes: a lock that needs every node survives a node losing
-	// its key: the other nodes still refuse a second holder (at the cost
-	// of availability).
-	ClaimAllNodes = report.Claim{Source: report.RedlockSpec,
-		Text:     "a lock that needs every node (MultiLock) cannot be granted twice by one node losing its key: the other nodes still refuse",
-		Property: checker.LeaseExclusion}
-	// ClaimClockOffset: Redlock assumes no synchronised clocks; a TTL the
-	// node counts on its own clock is immune to an offset between the
-	// client's wall clock and the node's. A lock that sends an absolute
-	// expiry time from the client's clock is not.
-	ClaimClockOffset = report.Claim{Source: report.Antirez,
-		Text:     "Redlock does not need synchronised clocks: an expiry the node counts from its own clock (PX) is immune to an offset between the clients' and the nodes' wall clocks",
-		Property: checker.LeaseExclusion}
-	// ClaimLossSignalled: a lease-based lock must tell its holder that the
-	// lease is lost before another client can be granted the lock, also
-	// when its renewal hangs instead of failing.
-	ClaimLossSignalled = report.Claim{Source: report.JepsenEtcd,
-		Text:     "a lease can expire while its holder works; the lock must at least tell the holder before another client is granted it, also when its renewal hangs",
-		Property: checker.LossSignal}
-	// ClaimAbandonedExpires: a lock whose holder never releases it (a
-	// crashed holder) frees itself when its TTL ends, also when a
-	// contender reaches the key in its last millisecond.
-	ClaimAbandonedExpires = report.Claim{Source: report.RedlockSpec,
-		Text:     "auto-release: a lock whose holder crashed frees itself once its TTL ends, whatever contenders do at that moment",
-		Property: checker.MutualExclusion}
+	ClaimNoFaults         = catalog.ClaimNoFaults
+	ClaimStalledAcquire   = catalog.ClaimStalledAcquire
+	ClaimAllNodes         = catalog.ClaimAllNodes
+	ClaimClockOffset      = catalog.ClaimClockOffset
+	ClaimLossSignalled    = catalog.ClaimLossSignalled
+	ClaimAbandonedExpires = catalog.ClaimAbandonedExpires
 )
 
 // Timing of a cell. Scenario schedules are laid out from it.
@@ -353,367 +285,147 @@ func (c *cell) holdingPlan(step chaos.Step, g *holdGate) plan {
 // minority is how many of n nodes a majority lock can lose.
 func minority(n int) int { return (n - 1) / 2 }
 
-func always(Mode) bool { return true }
+// Scenarios are the catalog's fault scenarios the matrix runs, in report
+// order.
+var Scenarios = catalog.On(catalog.Matrix)
 
-func safe(c report.Claim, why string) Expectation { return Expectation{Claim: c, Safe: true, Why: why} }
-func unsafe(c report.Claim, why string) Expectation {
-	return Expectation{Claim: c, Safe: false, Why: why}
-}
-
-// Scenarios are the fault scenarios of the matrix, in report order.
-var Scenarios = []Scenario{
-	{
-		ID: "baseline", Summary: "no faults",
-		Expect: func(Mode) Expectation { return safe(ClaimNoFaults, "no faults") },
-		plan:   func(*cell) (plan, error) { return plan{}, nil },
-	},
-	{
-		ID:      "partition-minority",
-		Summary: "a minority of the lock nodes is cut off from every client, ten times (a group: its replica link is cut, ten times)",
-		Applies: func(m Mode) bool { return m.Group || m.Masters >= 3 },
-		Expect: func(m Mode) Expectation {
-			if m.Group {
-				return safe(report.ClaimMajority, "the replica is cut off; no failover happens, so the master stays the only voice")
+// realisations build each scenario's faults against a running cell, by
+// scenario id: the matrix's reading of the catalog's plans (chaos's
+// faults, proxies of its own, gates that catch a holder).
+var realisations = map[string]func(*cell) (plan, error){
+	"lost-wakeups": func(c *cell) (plan, error) {
+		t := c.timing
+		u := &unlockLoss{}
+		g := &holdGate{}
+		p := c.holdingSeries(g, func(i int) (chaos.Fault, time.Duration) {
+			f := &lossFault{u: u}
+			if i%2 == 1 {
+				f.late = 300 * time.Millisecond
 			}
-			return safe(report.ClaimMajority, "a majority of independent masters still answers")
-		},
-		plan: func(c *cell) (plan, error) {
-			var s chaos.Schedule
-			if c.mode.Group {
-				s = append(s, c.repeated(&chaos.CutLink{Group: c.cluster.Groups[0]}))
-			} else {
-				var cuts []chaos.Fault
-				for _, n := range c.cluster.Masters[:minority(len(c.cluster.Masters))] {
-					cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
-				}
-				s = append(s, c.repeated(cuts...))
-			}
-			return plan{schedule: s}, nil
-		},
+			return c.holdingStrike(g, t.Lease/5, t.Lease/5+t.Lease/2, f)
+		})
+		p.hooks = u.hook
+		return p, nil
 	},
-	{
-		ID:      "partition-majority",
-		Summary: "a majority of the lock nodes (one node: the node) is cut off from every client, ten times",
-		Expect: func(Mode) Expectation {
-			return safe(report.ClaimMajority, "without a majority nobody gets the lock: unavailable, not unsafe")
-		},
-		plan: func(c *cell) (plan, error) {
-			nodes := c.lockNodes()
+	"baseline": func(*cell) (plan, error) { return plan{}, nil },
+	"partition-minority": func(c *cell) (plan, error) {
+		var s chaos.Schedule
+		if c.mode.Group {
+			s = append(s, c.repeated(&chaos.CutLink{Group: c.cluster.Groups[0]}))
+		} else {
 			var cuts []chaos.Fault
-			for _, n := range nodes[:len(nodes)/2+1] {
+			for _, n := range c.cluster.Masters[:minority(len(c.cluster.Masters))] {
 				cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
 			}
-			return plan{schedule: chaos.Schedule{c.repeated(cuts...)}}, nil
-		},
+			s = append(s, c.repeated(cuts...))
+		}
+		return plan{schedule: s}, nil
 	},
-	{
-		ID: "partition-all",
-		Summary: "every lock node is cut off from every client for longer than the lease " +
-			"(the fencing counters sit idle past the TTL), then all come back; again and again (short lease)",
-		Pace: &Pace{LeaseDiv: 4, DurationMul: 1.9},
-		Expect: func(Mode) Expectation {
-			return safe(report.ClaimMajority, "nobody reaches a node: unavailable, not unsafe; the fencing counters outlive the idle spell, so tokens keep increasing")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			return plan{schedule: chaos.Schedule{c.strikes(t.Lease/2, func(int) (chaos.Fault, time.Duration) {
-				var cuts []chaos.Fault
-				for _, n := range c.lockNodes() {
-					cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
-				}
-				return c.faults(cuts...), t.Lease + t.Lease/2
-			})}}, nil
-		},
+	"partition-majority": func(c *cell) (plan, error) {
+		nodes := c.lockNodes()
+		var cuts []chaos.Fault
+		for _, n := range nodes[:len(nodes)/2+1] {
+			cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
+		}
+		return plan{schedule: chaos.Schedule{c.repeated(cuts...)}}, nil
 	},
-	{
-		ID:      "latency",
-		Summary: "every lock node answers 30 ms ± 15 ms late each way, ten times",
-		Expect: func(Mode) Expectation {
-			return safe(report.ClaimValidityCheck, "the validity left after acquiring accounts for the slow round trips")
-		},
-		plan: func(c *cell) (plan, error) {
-			var slow []chaos.Fault
+	"partition-all": func(c *cell) (plan, error) {
+		t := c.timing
+		return plan{schedule: chaos.Schedule{c.strikes(t.Lease/2, func(int) (chaos.Fault, time.Duration) {
+			var cuts []chaos.Fault
 			for _, n := range c.lockNodes() {
-				slow = append(slow, &chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond})
+				cuts = append(cuts, &chaos.Partition{Proxy: n.Proxy()})
 			}
-			return plan{schedule: chaos.Schedule{c.repeated(slow...)}}, nil
-		},
+			return c.faults(cuts...), t.Lease + t.Lease/2
+		})}}, nil
 	},
-	{
-		ID: "slow-acquire",
-		Summary: "a client is stalled for longer than the lease between a node's grant and its use (a pause after the reply arrived); " +
-			"meanwhile its keys expire and another worker takes the lock and holds it; again and again (short lease)",
-		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 4, DurationMul: 2},
-		Expect: func(m Mode) Expectation {
-			return safe(ClaimStalledAcquire, "the acquisition took longer than the TTL minus the drift allowance: no validity is left, the grant is given back")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			st := &stall{d: t.Lease + t.Lease/4, rec: c.rec}
-			g := &holdGate{}
-			p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
-				// Half a lease: it covers the stalled client's return (a
-				// quarter lease after the keys expired) and ends well inside
-				// the holder's own lease, also on a loaded machine.
-				wh := c.holdOn(g, t.Lease/2, nil, nil)
-				return &stallFault{s: st, wait: 2 * t.Lease, next: wh}, wh.slow
-			})
-			p.hooks = st.For
-			return p, nil
-		},
+	"latency": func(c *cell) (plan, error) {
+		var slow []chaos.Fault
+		for _, n := range c.lockNodes() {
+			slow = append(slow, &chaos.Latency{Proxy: n.Proxy(), Latency: 30 * time.Millisecond, Jitter: 15 * time.Millisecond})
+		}
+		return plan{schedule: chaos.Schedule{c.repeated(slow...)}}, nil
 	},
-	{
-		ID: "clock-rate-fast",
-		Summary: "a majority of the lock nodes (one node: the node) run their clocks 5 % fast (libfaketime x1.05, from before the run), " +
-			"the locks allow 10 % drift; again and again, a worker holds the lock past its lease while the others wait for the keys to expire (short lease)",
-		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 4, DurationMul: 1.7},
-		Applies:    func(m Mode) bool { return m.TunesDrift },
-		Expect: func(Mode) Expectation {
-			return safe(report.ClaimBoundedDrift, "keys expire after 95 % of the TTL on the fast nodes, leases end at 90 %: the drift allowance covers the difference")
-		},
-		plan: func(c *cell) (plan, error) { return clockRatePlan(c, 1.05) },
+	"slow-acquire": func(c *cell) (plan, error) {
+		t := c.timing
+		st := &stall{d: t.Lease + t.Lease/4, rec: c.rec}
+		g := &holdGate{}
+		p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+			// Half a lease: it covers the stalled client's return (a
+			// quarter lease after the keys expired) and ends well inside
+			// the holder's own lease, also on a loaded machine.
+			wh := c.holdOn(g, t.Lease/2, nil, nil)
+			return &stallFault{s: st, wait: 2 * t.Lease, next: wh}, wh.slow
+		})
+		p.hooks = st.For
+		return p, nil
 	},
-	{
-		ID: "clock-rate-beyond",
-		Summary: "as clock-rate-fast, but the clocks run 25 % fast, beyond the 10 % the locks allow: keys expire after 80 % of the TTL, " +
-			"leases end at 90 %",
-		Applies: func(m Mode) bool { return m.TunesDrift },
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.7},
-		Expect: func(m Mode) Expectation {
-			if !m.Majority && !m.Group && m.Masters > 1 {
-				return safe(ClaimAllNodes, "a node with a true clock still holds the key and refuses")
-			}
-			return unsafe(report.ClaimBoundedDrift, "a drift rate beyond the allowance lets the fast majority free the lock while the lease is still valid")
-		},
-		plan: func(c *cell) (plan, error) { return clockRatePlan(c, 1.25) },
+	"clock-rate-fast":   func(c *cell) (plan, error) { return clockRatePlan(c, 1.05) },
+	"clock-rate-beyond": func(c *cell) (plan, error) { return clockRatePlan(c, 1.25) },
+	"node-pause": func(c *cell) (plan, error) {
+		t := c.timing
+		return plan{schedule: chaos.Schedule{c.strikes(t.Lease/2, func(int) (chaos.Fault, time.Duration) {
+			return record(c.rec, &chaos.Pause{Node: c.lockNodes()[0]}), t.Lease + t.Lease/4
+		})}}, nil
 	},
-	{
-		ID:      "node-pause",
-		Summary: "one lock node is frozen (SIGSTOP) longer than the lease, then continues and runs the commands queued meanwhile; again and again (short lease)",
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.7},
-		Expect: func(m Mode) Expectation {
-			return safe(report.ClaimValidityCheck, "requests delayed by the pause land after their attempt was given up; they can block others until their TTL, not grant twice")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			return plan{schedule: chaos.Schedule{c.strikes(t.Lease/2, func(int) (chaos.Fault, time.Duration) {
-				return record(c.rec, &chaos.Pause{Node: c.lockNodes()[0]}), t.Lease + t.Lease/4
-			})}}, nil
-		},
+	"crash-restart-aof": func(c *cell) (plan, error) {
+		g := &holdGate{}
+		return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+			return c.holdingStrike(g, c.timing.Lease*3/4, 0, crashes(c.majority(), true)...)
+		}), nil
 	},
-	{
-		ID:          "crash-restart-aof",
-		Summary:     "while a worker holds the lock, a majority of the lock nodes is killed (kill -9) and restarted at once; AOF with appendfsync always; again and again (short lease)",
-		Persistence: localredis.AOFAlways,
-		Pace:        &Pace{LeaseDiv: 4, DurationMul: 1.7},
-		Expect: func(Mode) Expectation {
-			return safe(report.ClaimRestartNeedsPersistence, "the restarted nodes come back with every acknowledged key")
-		},
-		plan: func(c *cell) (plan, error) {
-			g := &holdGate{}
-			return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
-				return c.holdingStrike(g, c.timing.Lease*3/4, 0, crashes(c.majority(), true)...)
-			}), nil
-		},
+	"crash-restart-nopersist": func(c *cell) (plan, error) {
+		g := &holdGate{}
+		return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+			return c.holdingStrike(g, c.timing.Lease*3/4, 0, crashes(c.majority(), true)...)
+		}), nil
 	},
-	{
-		ID:      "crash-restart-nopersist",
-		Summary: "while a worker holds the lock, a majority of the lock nodes is killed and restarted at once, without persistence: they come back empty; again and again (short lease)",
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.7},
-		Expect: func(m Mode) Expectation {
-			switch {
-			case !m.Majority && !m.Group && m.Masters > 1:
-				return safe(ClaimAllNodes, "a node that did not restart still holds the key and refuses")
-			case m.Group:
-				return unsafe(report.ClaimRestartNeedsPersistence, "the master comes back empty and its replica resyncs the empty dataset: WAIT does not help")
-			case m.Masters > 1:
-				return unsafe(report.ClaimRestartNeedsPersistence, "the restarted majority forgets the holder's key (no restart detection in this mode)")
-			}
-			return unsafe(report.ClaimRestartNeedsPersistence, "the only voice forgets the lock while its holder still works")
-		},
-		plan: func(c *cell) (plan, error) {
-			g := &holdGate{}
-			return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
-				return c.holdingStrike(g, c.timing.Lease*3/4, 0, crashes(c.majority(), true)...)
-			}), nil
-		},
+	"crash-restart-delayed": func(c *cell) (plan, error) {
+		t := c.timing
+		g := &holdGate{}
+		return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+			return c.holdingStrike(g, t.Lease*3/4, t.Lease+t.Lease/4, crashes(c.majority(), false)...)
+		}), nil
 	},
-	{
-		ID:      "crash-restart-delayed",
-		Summary: "while a worker holds the lock, a majority of the lock nodes is killed without persistence and restarted only after the lease time (the max TTL); again and again (short lease)",
-		// A quorum of restarted nodes hands out tokens from counters that
-		// started again: 1 regression in 11 strikes in a quick run.
-		ForgetsFences: true,
-		Pace:          &Pace{LeaseDiv: 4, DurationMul: 2},
-		Expect: func(Mode) Expectation {
-			return safe(report.ClaimRestartNeedsPersistence, "every lease granted before the crash has expired when the nodes come back empty")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			g := &holdGate{}
-			return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
-				return c.holdingStrike(g, t.Lease*3/4, t.Lease+t.Lease/4, crashes(c.majority(), false)...)
-			}), nil
-		},
+	"failover": func(c *cell) (plan, error) {
+		t := c.timing
+		g := c.cluster.Groups[0]
+		pn := &pin{n: g.Master()}
+		return plan{nodes: splitGroup(g, pn), schedule: chaos.Schedule{c.strikes(t.strikeRest(), func(int) (chaos.Fault, time.Duration) {
+			return record(c.rec, &failover{g: g, pin: pn}), t.Lease
+		})}}, nil
 	},
-	{
-		ID: "failover",
-		Summary: "split brain: the master is cut off from its replica, the replica is promoted; half of the clients keep the old master's address, half follow the new master; " +
-			"healed (the old master resyncs as a replica) and again, as often as fits (short lease)",
-		Applies: func(m Mode) bool { return m.Group },
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 2},
-		Expect: func(m Mode) Expectation {
-			if m.Wait {
-				return safe(report.ClaimFailoverLosesLocks, "a grant counts only once the replica acknowledged it: the cut-off master cannot grant, the promoted replica has every counted lock and no replica to acknowledge new ones")
-			}
-			return unsafe(report.ClaimFailoverLosesLocks, "both masters grant the lock during the split")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			g := c.cluster.Groups[0]
-			pn := &pin{n: g.Master()}
-			return plan{nodes: splitGroup(g, pn), schedule: chaos.Schedule{c.strikes(t.strikeRest(), func(int) (chaos.Fault, time.Duration) {
-				return record(c.rec, &failover{g: g, pin: pn}), t.Lease
-			})}}, nil
-		},
+	"client-pause": func(c *cell) (plan, error) {
+		t := c.timing
+		paused, next := &holdGate{}, &holdGate{}
+		gs := map[int]workload.Gate{}
+		for w := range t.Workers {
+			gs[w] = gates{paused.For(w), next.For(w)}
+		}
+		return plan{schedule: chaos.Schedule{c.strikes(t.strikeRest(), func(int) (chaos.Fault, time.Duration) {
+			return &handover{paused: paused, next: next, wait: 2 * t.Lease,
+				pause: t.Lease + t.Lease/4, slow: t.Lease * 3 / 4, rec: c.rec}, 0
+		})}, gates: gs}, nil
 	},
-	{
-		ID: "client-pause",
-		Summary: "the holder (the first worker to read under the lock once the pause starts) is paused before its write for longer than its lease; " +
-			"it writes and releases once another worker holds the lock in a long critical section; again and again (short lease)",
-		Pace: &Pace{LeaseDiv: 4, DurationMul: 2},
-		Expect: func(m Mode) Expectation {
-			if m.Fencing {
-				return safe(report.ClaimFencingProtects, "the paused write carries an older token than the next holder's and is rejected")
-			}
-			return unsafe(report.ClaimPauseWithoutFencing, "the paused write lands after the next holder's and is accepted")
-		},
-		LeasesHold: true,
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			paused, next := &holdGate{}, &holdGate{}
-			gs := map[int]workload.Gate{}
-			for w := range t.Workers {
-				gs[w] = gates{paused.For(w), next.For(w)}
-			}
-			return plan{schedule: chaos.Schedule{c.strikes(t.strikeRest(), func(int) (chaos.Fault, time.Duration) {
-				return &handover{paused: paused, next: next, wait: 2 * t.Lease,
-					pause: t.Lease + t.Lease/4, slow: t.Lease * 3 / 4, rec: c.rec}, 0
-			})}, gates: gs}, nil
-		},
+	"clock-offset":    clockOffsetPlan,
+	"holder-isolated": holderCutPlan,
+	"renewal-hang":    holderCutPlan,
+	"clock-jump": func(c *cell) (plan, error) {
+		t := c.timing
+		g := &holdGate{}
+		return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
+			return c.holdingStrike(g, t.Lease*3/4, 0, clockJump(c.lockNodes()[0], t.Lease))
+		}), nil
 	},
-	{
-		ID: "clock-offset",
-		Summary: "every lock node's wall clock is ahead of the clients' by three quarters of the lease (libfaketime, set before the run: " +
-			"the same as client clocks that are behind); again and again, a worker holds the lock for half its lease (short lease)",
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.7},
-		Applies: func(m Mode) bool { return !m.Group },
-		Expect: func(m Mode) Expectation {
-			if m.AbsoluteExpiry {
-				return unsafe(ClaimClockOffset, "the expiry is an absolute time read from the client's clock (PXAT): nodes three quarters of a lease ahead "+
-					"expire each key a quarter of a lease after it was set, while its holder counts on the whole lease")
-			}
-			return safe(ClaimClockOffset, "the TTL goes to the nodes relative (PX): an offset between the clocks moves no expiry")
-		},
-		plan: clockOffsetPlan,
+	"clock-jump-partition": kleppmann,
+	"expiry-race": func(c *cell) (plan, error) {
+		t := c.timing
+		e := &expiryRace{c: c}
+		// The race's span is the setting; each contender fired in a
+		// key's last millisecond is a fault event of its own.
+		return plan{schedule: chaos.Schedule{c.at(t.start(), t.Duration-t.Lease/2-t.start(), e)}, settings: []string{e.String()}}, nil
 	},
-	{
-		ID: "holder-isolated",
-		Summary: "leases renewed by a watchdog; the holder is cut off from every lock node while it works " +
-			"longer than the lease, then writes: the watchdog cannot renew, the lease is lost, another worker gets the lock; again and again (short lease)",
-		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 4, DurationMul: 2.5},
-		Expect: func(m Mode) Expectation {
-			return unsafe(report.ClaimLeasesNotMutex, "renewal needs the network; the holder learns of the loss only after its work")
-		},
-		plan: holderCutPlan,
-	},
-	{
-		ID: "renewal-hang",
-		Summary: "leases renewed in the background; the holder's links to every lock node hang (packets held, no reset) while it works 2½ leases: " +
-			"its renewals hang, its keys expire and another worker takes the lock; the holder must have been told by then (200 ms grace); a series (whole lease, long cell)",
-		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 1, DurationMul: 10},
-		Applies:    func(m Mode) bool { return !m.FixedLease },
-		Expect: func(m Mode) Expectation {
-			if m.LateLossSignal {
-				return unsafe(ClaimLossSignalled, "a hung renewal runs to its own deadline, a whole validity after it started, "+
-					"so the holder is told up to half a validity after its keys expired")
-			}
-			return safe(ClaimLossSignalled, "the watchdog's renewal is bounded by the attempt timeout and the lease's validity: "+
-				"a lease it cannot renew ends before its keys can expire")
-		},
-		plan: holderCutPlan,
-	},
-	{
-		ID:      "clock-jump",
-		Summary: "while a worker holds the lock, one lock node's clock jumps forward by the lease time: its keys expire at once (PTTL rewritten); again and again (short lease)",
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.2},
-		Expect: func(m Mode) Expectation {
-			switch {
-			case !m.Majority && !m.Group && m.Masters > 1:
-				return safe(ClaimAllNodes, "the other nodes still hold the key and refuse")
-			case m.Majority && m.Masters > 1:
-				return unsafe(report.ClaimClockJump, "a holder with a bare majority loses one vote (likely only under contention)")
-			}
-			return unsafe(report.ClaimClockJump, "the only voice expires the key while its holder still works")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			g := &holdGate{}
-			return c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
-				return c.holdingStrike(g, t.Lease*3/4, 0, clockJump(c.lockNodes()[0], t.Lease))
-			}), nil
-		},
-	},
-	{
-		ID: "clock-jump-partition",
-		Summary: "Kleppmann's example: half of the clients reach nodes A, B, C, the other half C, D, E; " +
-			"while a worker holds the lock, C's clock jumps forward (with 3 nodes: A, B and B, C; B jumps); the split lasts the whole run, the jumps strike again and again (short lease)",
-		Pace:    &Pace{LeaseDiv: 4, DurationMul: 1.5},
-		Applies: func(m Mode) bool { return !m.Group && m.Masters >= 3 },
-		Expect: func(m Mode) Expectation {
-			if !m.Majority {
-				return safe(ClaimAllNodes, "no side reaches every node: nobody gets the lock while the partition lasts")
-			}
-			return unsafe(report.ClaimClockJump, "after the jump the other side gets a majority while the holder's lease is valid")
-		},
-		plan: kleppmann,
-	},
-	{
-		ID: "expiry-race",
-		Summary: "next to the workers, holders take locks of their own (one per round, the fast path's SET NX PX) for 40 ms and abandon them, as crashed holders; " +
-			"a contender watches each key's PTTL and fires TryLock in its last millisecond (PTTL 0), then abandons what it got",
-		Applies: func(m Mode) bool { return !m.Fencing },
-		Expect: func(Mode) Expectation {
-			return safe(ClaimAbandonedExpires, "a key in its last millisecond is expiring: the contender's promotion deletes it instead of rebuilding it without a TTL, so every abandoned lock frees itself")
-		},
-		plan: func(c *cell) (plan, error) {
-			t := c.timing
-			e := &expiryRace{c: c}
-			// The race's span is the setting; each contender fired in a
-			// key's last millisecond is a fault event of its own.
-			return plan{schedule: chaos.Schedule{c.at(t.start(), t.Duration-t.Lease/2-t.start(), e)}, settings: []string{e.String()}}, nil
-		},
-	},
-	{
-		ID:          "random",
-		Summary:     "a seeded nemesis: one fault at a time (partition, refusal, reply loss, latency, pause, crash-restart with AOF; failover for a group) on a random node (short lease)",
-		Persistence: localredis.AOFAlways,
-		Pace:        &Pace{LeaseDiv: 4, DurationMul: 1.4},
-		Expect: func(m Mode) Expectation {
-			if m.Group && !m.Wait {
-				return unsafe(report.ClaimFailoverLosesLocks, "the nemesis may fail the group over (split brain)")
-			}
-			if m.Group {
-				return safe(report.ClaimFailoverLosesLocks, "WAIT keeps failovers from losing counted grants; the other faults cost availability only")
-			}
-			return safe(report.ClaimMajority, "every fault is one the lock claims to survive")
-		},
-		plan: randomPlan,
-	},
+	"random": randomPlan,
 }
 
 // holderCutPlan gives every worker proxies of its own in front of the
@@ -908,32 +620,11 @@ func randomPlan(c *cell) (plan, error) {
 
 // FindScenario returns the scenario with the given id among scenarios.
 func FindScenario(scenarios []Scenario, id string) (Scenario, bool) {
-	for _, s := range scenarios {
-		if s.ID == id {
-			return s, true
-		}
-	}
-	return Scenario{}, false
+	return catalog.FindScenario(scenarios, id)
 }
 
 // SelectScenarios returns the scenarios named in a comma-separated list
 // ("" or "all": every scenario), in the list's order.
 func SelectScenarios(all []Scenario, list string) ([]Scenario, error) {
-	if list == "" || list == "all" {
-		return append([]Scenario(nil), all...), nil
-	}
-	var out []Scenario
-	for _, id := range strings.Split(list, ",") {
-		id = strings.TrimSpace(id)
-		s, ok := FindScenario(all, id)
-		if !ok {
-			ids := make([]string, len(all))
-			for i, s := range all {
-				ids[i] = s.ID
-			}
-			return nil, fmt.Errorf("matrix: unknown scenario %q; known: %s", id, strings.Join(ids, ", "))
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return catalog.SelectScenarios(all, list)
 }

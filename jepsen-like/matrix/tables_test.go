@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
@@ -64,7 +65,7 @@ func TestTablesComplete(t *testing.T) {
 	}
 	sources := []report.Source{report.Kleppmann, report.RedlockSpec, report.Antirez, report.JepsenEtcd}
 	for _, s := range Scenarios {
-		if s.Summary == "" || s.Expect == nil || s.plan == nil {
+		if s.Summary == "" || s.Expect == nil || realisations[s.ID] == nil {
 			t.Errorf("scenario %s incomplete", s.ID)
 			continue
 		}
@@ -112,6 +113,7 @@ var wantExpected = map[string]string{
 	"clock-jump-partition":    "- - - U U U S",
 	"expiry-race":             "S S S S S - S",
 	"random":                  "S S U S S S S",
+	"lost-wakeups":            "S S S S S S S",
 }
 
 func TestExpectedTable(t *testing.T) {
@@ -264,5 +266,19 @@ func TestJudgeMore(t *testing.T) {
 	}
 	if f := Failures(report.Matrix{Results: []report.Result{r}}); len(f) != 1 {
 		t.Errorf("Failures counts %d rows, want the broken one", len(f))
+	}
+}
+
+// TestRealisations: the matrix realises exactly the catalog's scenarios
+// that do not say they cannot run on it.
+func TestRealisations(t *testing.T) {
+	for _, s := range catalog.Scenarios {
+		ok, why := s.RunsOn(catalog.Matrix)
+		if _, has := realisations[s.ID]; has != ok {
+			t.Errorf("scenario %s: runs on the matrix %v (%s), realised %v", s.ID, ok, why, has)
+		}
+	}
+	if len(realisations) != len(Scenarios) {
+		t.Errorf("%d realisations for %d scenarios", len(realisations), len(Scenarios))
 	}
 }

@@ -1,7 +1,11 @@
 // Package sim is a deterministic simulation backend for the jepsen-like
-// workload: the matrix's modes and scenarios run against in-process Redis
+// workload: the catalog's modes and scenarios (jepsen-like/catalog, the
+// list the real-process matrix reads too) run against in-process Redis
 // nodes on an in-memory network, in virtual time, and their histories go
-// through jepsen-like/checker and matrix.Judge unchanged.
+// through jepsen-like/checker and catalog.Judge unchanged. The scenarios'
+// abstract fault plans run as they are; a scenario the simulation cannot
+// run says why in its catalog entry. The package imports neither chaos
+// nor testcontainers (TestNoHarnessDependency).
 //
 // # What is simulated
 //
@@ -61,7 +65,7 @@
 // # Seeds, replay, shrinking
 //
 // A Cell is a mode, a scenario and a seed. The seed fixes the fault list
-// (Plans), the network's jitter and the workload's work and think times.
+// (the catalog scenario's Faults), the network's jitter and the workload's work and think times.
 // A failing run prints its seed and the command that replays it
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 // Virtual time makes timings exact, but the Go scheduler still chooses the
@@ -80,9 +84,20 @@
 //     negative jumps. Keys expire lazily, when a command touches the
 //     database, which is when Redis's lazy expiry acts too (the active
 //     expiry cycle is not modelled; nothing in the lock depends on it).
-//   - INFO has no server section (no run_id, no uptime): restart detection
-//     (quorum's WithRestartDetection) cannot be simulated; no matrix mode
-//     uses it.
+//   - INFO has no server section and CONFIG GET knows no persistence
+//     settings in miniredis: the node hook answers INFO server (a run id
+//     and an uptime, both new after every restart) and CONFIG GET
+//     appendonly/appendfsync ("yes"/"always" in a scenario whose nodes
+//     persist, "no" otherwise), so restart detection runs in simulated
+//     crash-restart cells with its default delay.
+//   - Links are never instant: every link has a base delay (0.1–0.8 ms
+//     each way) and a jitter drawn from the seed (Net), under the latency
+//     faults; only go-redis's connection handshake is instant.
+//   - The RedLock invariant is judged at every step from the nodes' own
+//     keys and expiries (invariant.go).
+//   - Pub/sub is at most once: a link can drop a node's pub/sub messages
+//     without breaking the connection, or delay them (the catalog's
+//     unlock-loss fault, scenario lost-wakeups).
 //   - Commands that scripts run pass the same hook: it recognises them
 //     (miniredis marks their connection context "nested") and lets them
 //     through.

@@ -1,294 +1,44 @@
 package sim
 
 import (
-	"fmt"
-	"math/rand/v2"
-	"strings"
 	"time"
 
-	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 )
 
-// Kind is what a Fault does.
-type Kind string
+// The simulation runs the catalog's abstract fault plans as they are.
+type (
+	// Kind is catalog.Kind.
+	Kind = catalog.Kind
+	// Fault is catalog.Fault.
+	Fault = catalog.Fault
+	// Timing is catalog.Timing, in virtual time.
+	Timing = catalog.Timing
+)
 
-// The kinds of fault. Node faults name lock nodes by index (Nodes);
-// worker faults name a worker (Worker) or, with Held, strike the first
-// worker to pass its critical-section check after At (the holder).
+// The kinds of fault (catalog's).
 const (
-	Partition  Kind = "partition"    // Nodes cut off from every worker, both ways
-	ReplyLoss  Kind = "reply-loss"   // Nodes' replies to every worker dropped
-	Latency    Kind = "latency"      // Nodes answer D ± D/2 late each way
-	PauseNode  Kind = "pause"        // Nodes frozen (SIGSTOP), then resumed
-	Crash      Kind = "crash"        // Nodes killed; restarted after Hold; data kept with Persist
-	ClockJump  Kind = "clock-jump"   // Nodes' clocks jump forward by D
-	ClockRate  Kind = "clock-rate"   // Nodes' clocks run at Rate
-	CutLink    Kind = "cut-link"     // the group's replication link is cut
-	Failover   Kind = "failover"     // the group's replica is promoted (split brain until Hold ends)
-	ClientHold Kind = "hold"         // the holder stays in its critical section for D (not a fault)
-	ClientStop Kind = "client-pause" // the holder is paused for D before its write
-	Isolate    Kind = "isolate"      // the holder is cut off from every node for D (Held)
-	Stall      Kind = "stall"        // the next worker to receive a grant is stalled D before using it
-	ExpiryRace Kind = "expiry-race"  // a lock abandoned by a crashed holder is contended in its last millisecond
-	SplitSides Kind = "split-sides"  // Kleppmann's split: even workers reach the first majority of the nodes, odd ones the last
+	Partition  = catalog.Partition
+	ReplyLoss  = catalog.ReplyLoss
+	Latency    = catalog.Latency
+	PauseNode  = catalog.PauseNode
+	Crash      = catalog.Crash
+	ClockJump  = catalog.ClockJump
+	ClockRate  = catalog.ClockRate
+	CutLink    = catalog.CutLink
+	Failover   = catalog.Failover
+	ClientHold = catalog.ClientHold
+	ClientStop = catalog.ClientStop
+	Isolate    = catalog.Isolate
+	Stall      = catalog.Stall
+	ExpiryRace = catalog.ExpiryRace
+	SplitSides = catalog.SplitSides
+	UnlockLoss = catalog.UnlockLoss
 )
-
-// Fault is one fault of a schedule, a plain value: a run is its seed plus
-// its list of faults, and shrinking removes faults from the list.
-type Fault struct {
-	Kind    Kind
-	At      time.Duration // from the workers' start
-	Hold    time.Duration // how long it lasts (0: an instant, or healed at once)
-	Nodes   []int         // lock node indices
-	Worker  int
-	Held    bool // strike the holder: wait (from At) for a worker in its critical section
-	D       time.Duration
-	Rate    float64
-	Persist bool
-}
-
-func (f Fault) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s", f.Kind)
-	if len(f.Nodes) > 0 {
-		fmt.Fprintf(&b, " nodes%v", f.Nodes)
-	}
-	if f.Held {
-		b.WriteString(" holder")
-	}
-	if f.D > 0 {
-		fmt.Fprintf(&b, " d=%v", f.D)
-	}
-	if f.Rate != 0 {
-		fmt.Fprintf(&b, " x%.2f", f.Rate)
-	}
-	if f.Kind == Crash {
-		if f.Persist {
-			b.WriteString(" aof")
-		} else {
-			b.WriteString(" empty")
-		}
-	}
-	fmt.Fprintf(&b, " at %v for %v", f.At, f.Hold)
-	return b.String()
-}
-
-// Timing is the shape of a run, in virtual time.
-type Timing struct {
-	Workers  int
-	Lease    time.Duration
-	Duration time.Duration
-}
 
 // DefaultTiming: 5 workers, 1 s leases, 20 s of virtual time.
 var DefaultTiming = Timing{Workers: 5, Lease: time.Second, Duration: 20 * time.Second}
 
-// Plan builds a scenario's fault list for mode from rng. The scenarios
-// are the matrix's (same ids, same expectations); each is built here from
-// the simulation's faults.
-type Plan func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault
-
-func lockNodes(m matrix.Mode) int { return m.Nodes() }
-
-func minorityOf(n int) []int {
-	var out []int
-	for i := range (n - 1) / 2 {
-		out = append(out, i)
-	}
-	return out
-}
-
-func majorityOf(n int) []int {
-	var out []int
-	for i := range n/2 + 1 {
-		out = append(out, i)
-	}
-	return out
-}
-
-func allOf(n int) []int {
-	var out []int
-	for i := range n {
-		out = append(out, i)
-	}
-	return out
-}
-
-// repeated is k windows of f spread over the run at random.
-func repeated(t Timing, rng *rand.Rand, k int, f Fault) []Fault {
-	var out []Fault
-	slot := (t.Duration - t.Lease) / time.Duration(k)
-	for i := range k {
-		g := f
-		g.Nodes = append([]int(nil), f.Nodes...)
-		g.At = t.Lease/2 + time.Duration(i)*slot + time.Duration(rng.Int64N(int64(slot/2)))
-		g.Hold = slot/4 + time.Duration(rng.Int64N(int64(slot/4)))
-		out = append(out, g)
-	}
-	return out
-}
-
-// Plans are the scenarios the simulation runs, by the matrix's ids.
-var Plans = map[string]Plan{
-	"baseline": func(matrix.Mode, Timing, *rand.Rand) []Fault { return nil },
-	"partition-minority": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		if m.Group {
-			return []Fault{{Kind: CutLink, At: t.Lease / 2, Hold: t.Duration - t.Lease}}
-		}
-		var out []Fault
-		for _, n := range minorityOf(lockNodes(m)) {
-			out = append(out, repeated(t, rng, 10, Fault{Kind: Partition, Nodes: []int{n}})...)
-		}
-		return out
-	},
-	"partition-majority": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		return repeated(t, rng, 10, Fault{Kind: Partition, Nodes: majorityOf(lockNodes(m))})
-	},
-	"partition-all": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		return []Fault{{Kind: Partition, Nodes: allOf(lockNodes(m)), At: at, Hold: t.Lease + t.Lease/2}}
-	},
-	"latency": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		return repeated(t, rng, 10, Fault{Kind: Latency, Nodes: allOf(lockNodes(m)), D: 30 * time.Millisecond})
-	},
-	"node-pause": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		return []Fault{{Kind: PauseNode, Nodes: []int{0}, At: at, Hold: t.Lease + t.Lease/2}}
-	},
-	"crash-restart-aof":       crashPlan(true),
-	"crash-restart-nopersist": crashPlan(false),
-	"failover": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		return []Fault{{Kind: Failover, At: at, Hold: 2 * t.Lease}}
-	},
-	"client-pause": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		return []Fault{{Kind: ClientStop, Held: true, At: at, D: t.Lease + t.Lease/4}}
-	},
-	"clock-jump": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		return []Fault{{Kind: ClockJump, Held: true, Nodes: []int{0}, At: at, D: t.Lease, Hold: t.Lease * 3 / 4}}
-	},
-	"clock-rate-fast":   clockRatePlan(1.05),
-	"clock-rate-beyond": clockRatePlan(1.25),
-	"slow-acquire": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		var out []Fault
-		for _, f := range repeated(t, rng, 4, Fault{Kind: Stall, D: t.Lease + t.Lease/4}) {
-			f.Hold = t.Lease
-			out = append(out, f)
-		}
-		return out
-	},
-	"holder-isolated": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		// The holder works 2½ leases, as in the matrix: it goes on untold
-		// for over a lease after the takeover, well past the checker's
-		// signal grace.
-		return []Fault{{Kind: Isolate, Held: true, At: at, D: t.Lease * 5 / 2}}
-	},
-	"expiry-race": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		var out []Fault
-		for i := range 10 {
-			at := t.Lease/2 + time.Duration(i)*(t.Duration-t.Lease)/10 + time.Duration(rng.Int64N(int64(t.Lease/2)))
-			out = append(out, Fault{Kind: ExpiryRace, At: at, D: 40 * time.Millisecond})
-		}
-		return out
-	},
-	"crash-restart-delayed": func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		// A majority killed without persistence under a holder (kept 3/4
-		// of a lease) and restarted only after the max TTL (1¼ leases).
-		var out []Fault
-		for _, f := range repeated(t, rng, 4, Fault{Kind: Crash, Held: true, Nodes: majorityOf(lockNodes(m)), D: t.Lease * 3 / 4}) {
-			f.Hold = t.Lease + t.Lease/4
-			out = append(out, f)
-		}
-		return out
-	},
-	"clock-jump-partition": kleppmannPlan,
-	"random":               randomPlan,
-}
-
-// kleppmannPlan is the matrix's clock-jump-partition: for the whole run the
-// even workers reach nodes [0, q) and the odd ones [n−q, n) (q a majority
-// of n; the sides share node q−1), and the shared node's clock jumps one
-// lease forward while a worker holds the lock, again and again.
-func kleppmannPlan(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-	q := lockNodes(m)/2 + 1
-	out := []Fault{{Kind: SplitSides, At: 0, Hold: t.Duration}}
-	for _, f := range repeated(t, rng, 4, Fault{Kind: ClockJump, Held: true, Nodes: []int{q - 1}, D: t.Lease}) {
-		f.Hold = t.Lease * 3 / 4
-		out = append(out, f)
-	}
-	return out
-}
-
-func crashPlan(persist bool) Plan {
-	return func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Lease/2 + time.Duration(rng.Int64N(int64(t.Duration/2)))
-		return []Fault{{Kind: Crash, Held: true, Nodes: majorityOf(lockNodes(m)), Persist: persist, At: at, D: t.Lease / 2}}
-	}
-}
-
-// clockRatePlan runs a majority of the nodes at rate for the whole run and
-// makes a holder stay past its lease, so that the others take over as soon
-// as the fast nodes let them (the lock's drift factor is the matrix's 0.1).
-func clockRatePlan(rate float64) Plan {
-	return func(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-		at := t.Duration/4 + time.Duration(rng.Int64N(int64(t.Duration/4)))
-		return []Fault{
-			{Kind: ClockRate, Nodes: majorityOf(lockNodes(m)), Rate: rate, At: 0, Hold: t.Duration},
-			{Kind: ClientHold, Held: true, At: at, D: t.Lease + t.Lease/4},
-		}
-	}
-}
-
-// randomPlan is the matrix's random nemesis: one fault at a time on a
-// random node, of the kinds every mode but failover claims to survive.
-func randomPlan(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-	n := lockNodes(m)
-	kinds := []Kind{Partition, ReplyLoss, Latency, PauseNode, Crash}
-	var out []Fault
-	at := t.Duration / 10
-	for at < t.Duration-t.Lease/4 {
-		hold := t.Lease*2/5 + time.Duration(rng.Int64N(int64(t.Lease/2)))
-		k := kinds[rng.IntN(len(kinds))]
-		if m.Group && rng.IntN(3) == 0 {
-			k = []Kind{Failover, CutLink}[rng.IntN(2)]
-		}
-		f := Fault{Kind: k, At: at, Hold: hold, Nodes: []int{rng.IntN(n)}, Persist: true}
-		switch k {
-		case Latency:
-			f.D = 30 * time.Millisecond
-		case Crash:
-			f.Hold = 0
-		case Failover, CutLink:
-			f.Nodes = nil
-		}
-		out = append(out, f)
-		at += hold + t.Lease/5 + time.Duration(rng.Int64N(int64(t.Lease*3/10)))
-	}
-	return out
-}
-
-// minorityPlan: the redlock-5 soak's faults, every fault on a minority of
-// the nodes (at most (n−1)/2 at a time), all kinds a majority lock claims
-// to survive, overlapping.
-func minorityPlan(m matrix.Mode, t Timing, rng *rand.Rand) []Fault {
-	n := lockNodes(m)
-	kinds := []Kind{Partition, ReplyLoss, Latency, PauseNode, Crash}
-	var out []Fault
-	min := minorityOf(n)
-	at := t.Lease / 4
-	for at < t.Duration-t.Lease/4 {
-		hold := t.Lease/5 + time.Duration(rng.Int64N(int64(t.Lease)))
-		perm := rng.Perm(n)[:len(min)]
-		k := kinds[rng.IntN(len(kinds))]
-		f := Fault{Kind: k, At: at, Hold: hold, Nodes: perm, Persist: true}
-		if k == Latency {
-			f.D = 30 * time.Millisecond
-		}
-		out = append(out, f)
-		at += hold + time.Duration(rng.Int64N(int64(t.Lease/5)))
-	}
-	return out
-}
+// Scenarios are the catalog's scenarios the simulation runs (the others
+// say why not in their NotOn).
+var Scenarios = catalog.On(catalog.Sim)

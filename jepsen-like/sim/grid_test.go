@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 )
 
 // TestGrid runs every mode × scenario of the matrix that the simulation
@@ -25,22 +25,22 @@ func TestGrid(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("| scenario |")
-	for _, m := range matrix.Modes {
+	for _, m := range catalog.Modes {
 		b.WriteString(" " + m.ID + " |")
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(matrix.Modes)) + "\n")
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(catalog.Modes)) + "\n")
 	start := time.Now()
 	only := os.Getenv("SIM_GRID_SCENARIOS") // comma-separated; empty: all
-	for _, sc := range matrix.Scenarios {
+	for _, sc := range catalog.On(catalog.Matrix) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.ID) {
 			continue
 		}
-		if _, ok := Plans[sc.ID]; !ok {
-			fmt.Fprintf(&b, "| %s |%s\n", sc.ID, strings.Repeat(" not simulated |", len(matrix.Modes)))
+		if ok, _ := sc.RunsOn(catalog.Sim); !ok {
+			fmt.Fprintf(&b, "| %s |%s\n", sc.ID, strings.Repeat(" not simulated |", len(catalog.Modes)))
 			continue
 		}
 		fmt.Fprintf(&b, "| %s |", sc.ID)
-		for _, m := range matrix.Modes {
+		for _, m := range catalog.Modes {
 			if sc.Applies != nil && !sc.Applies(m) {
 				b.WriteString(" – |")
 				continue

@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
-	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
@@ -50,14 +50,9 @@ func (v Verdict) String() string {
 	return b.String()
 }
 
-// Scenario returns the matrix scenario of id (its expectations).
-func Scenario(id string) (matrix.Scenario, bool) {
-	if id == "minority" {
-		s, ok := matrix.FindScenario(matrix.Scenarios, "random")
-		s.ID = "minority"
-		return s, ok
-	}
-	return matrix.FindScenario(matrix.Scenarios, id)
+// Scenario returns the catalog's scenario of id (its expectations).
+func Scenario(id string) (catalog.Scenario, bool) {
+	return catalog.FindScenario(catalog.Scenarios, id)
 }
 
 // Run simulates c in a testing/synctest bubble of t and judges it.
@@ -75,20 +70,47 @@ func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
 }
 
 // Judge checks a run's history with jepsen-like/checker and judges it as
-// the matrix does (matrix.Judge).
+// the matrix does (catalog.Judge).
 func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 	sc, ok := Scenario(c.Scenario)
 	if !ok {
-		sc = matrix.Scenario{ID: c.Scenario, Expect: func(matrix.Mode) matrix.Expectation {
-			return matrix.Expectation{Claim: matrix.ClaimNoFaults, Safe: true}
+		sc = catalog.Scenario{ID: c.Scenario, Expect: func(catalog.Mode) catalog.Expectation {
+			return catalog.Expectation{Claim: catalog.ClaimNoFaults, Safe: true}
 		}}
 	}
 	start := time.Now()
-	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4)}, opts...)
+	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound)}, opts...)
 	rep := checker.Check(out.History, all...)
-	mc := matrix.Cell{Mode: c.Mode, Scenario: sc}
-	exp := mc.Expect()
+	exp := sc.Expect(c.Mode)
 	res := report.FromReport(c.Mode.ID, c.Scenario, exp.Claim, exp.Safe, rep).WithExpiry(out.Stray)
-	res = matrix.Judge(mc, res, rep)
+	res = catalog.Judge(c.Mode, sc, exp, res, rep)
+	res = judgeInvariant(sc, exp, res, out.Invariant)
 	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
+}
+
+// judgeInvariant adds the RedLock invariant to a run's judgement where
+// lease exclusion is judged (a cell expected safe, or one whose faults
+// strike clients only): a violation is a broken property, and refutes a
+// cell expected safe.
+func judgeInvariant(sc catalog.Scenario, exp catalog.Expectation, res report.Result, inv Invariant) report.Result {
+	if !exp.Safe && !sc.LeasesHold {
+		return res
+	}
+	res.Judged += ", redlock-invariant"
+	if inv.Violations == 0 {
+		return res
+	}
+	why := fmt.Sprintf("redlock invariant: %d of %d checks found a valid lease on too few nodes (first: %s)", inv.Violations, inv.Checks, inv.First)
+	if res.Broken != "" {
+		res.Broken += "; "
+	}
+	res.Broken += why
+	if exp.Safe {
+		if res.Verdict == report.Refuted {
+			res.VerdictNote = why + "; " + res.VerdictNote
+		} else {
+			res.Verdict, res.VerdictNote = report.Refuted, why
+		}
+	}
+	return res
 }

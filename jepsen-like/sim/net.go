@@ -1,14 +1,18 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,10 +30,17 @@ type Link struct {
 	// it are dropped too, and the client times out and redials.
 	CutRequests, CutReplies bool
 	// Delay is added to every message each way, plus up to Jitter drawn
-	// from the network's seeded generator. Messages of one connection keep
+	// from the network's seeded generator, on top of the link's base delay
+	// and jitter (NewNet). Messages of one connection keep
 	// their order (TCP); messages of different connections may overtake
 	// each other.
 	Delay, Jitter time.Duration
+	// DropUnlocks drops the node's pub/sub messages (unlock
+	// notifications) to the client without breaking the connection, as
+	// pub/sub's at-most-once delivery loses them; UnlockDelay delays each
+	// by that much more.
+	DropUnlocks bool
+	UnlockDelay time.Duration
 }
 
 // Net is the in-memory network of one simulation: clients dial nodes by
@@ -44,17 +55,73 @@ type Net struct {
 	links map[[2]string]Link       // {client, node}
 	conns map[*conn]struct{}
 	all   Link // applies to every link on top of its own
+	seed  uint64
+	base  map[[2]string]Link // each link's own delay and jitter, under faults' ones
+	// baseMin and baseMax bound a link's base delay (0, 0: links are
+	// instant unless a fault delays them).
+	baseMin, baseMax time.Duration
 }
 
-// NewNet returns an empty network whose jitter follows seed.
+// Base delay of a link, drawn per link from the seed: loopback-to-LAN
+// round trips (0.2–1.6 ms), so that no reply arrives at the instant its
+// request left and arithmetic that confuses the two shows.
+const (
+	BaseDelayMin = 100 * time.Microsecond
+	BaseDelayMax = 800 * time.Microsecond
+)
+
+// NewNet returns an empty network whose jitter and links' base delays
+// follow seed. Every link gets a base delay each way between BaseDelayMin
+// and BaseDelayMax and a jitter of up to half of it, drawn from seed and
+// the link's ends (the same link gets the same delay in a replay,
+// whatever order links are first used in).
 func NewNet(seed uint64) *Net {
 	return &Net{
-		rng:   rand.New(rand.NewPCG(seed, 0x6e6574)),
-		nodes: map[string]*Node{},
-		alias: map[string]func() string{},
-		links: map[[2]string]Link{},
-		conns: map[*conn]struct{}{},
+		rng:     rand.New(rand.NewPCG(seed, 0x6e6574)),
+		nodes:   map[string]*Node{},
+		alias:   map[string]func() string{},
+		links:   map[[2]string]Link{},
+		conns:   map[*conn]struct{}{},
+		seed:    seed,
+		base:    map[[2]string]Link{},
+		baseMin: BaseDelayMin,
+		baseMax: BaseDelayMax,
 	}
+}
+
+// SetBaseDelay bounds the links' base delays (0, 0: instant links, as
+// the simulation had before; a test of the network's own mechanics may
+// want them). Call it before the first dial.
+func (n *Net) SetBaseDelay(min, max time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.baseMin, n.baseMax = min, max
+	clear(n.base)
+}
+
+// BaseLink returns the base delay and jitter of the link between client
+// and node.
+func (n *Net) BaseLink(client, node string) Link {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.baseLocked(client, node)
+}
+
+func (n *Net) baseLocked(client, node string) Link {
+	k := [2]string{client, node}
+	if b, ok := n.base[k]; ok {
+		return b
+	}
+	var b Link
+	if n.baseMax > 0 {
+		h := fnv.New64a()
+		h.Write([]byte(client + "\x00" + node))
+		r := rand.New(rand.NewPCG(n.seed, h.Sum64()))
+		b.Delay = n.baseMin + time.Duration(r.Int64N(int64(n.baseMax-n.baseMin)+1))
+		b.Jitter = time.Duration(r.Int64N(int64(b.Delay/2) + 1))
+	}
+	n.base[k] = b
+	return b
 }
 
 func (n *Net) add(nd *Node) {
@@ -165,11 +232,33 @@ func (n *Net) fate(client, node string, up bool) (drop bool, delay time.Duration
 	} else {
 		drop = l.CutReplies || a.CutReplies
 	}
-	delay = l.Delay + a.Delay
-	if j := l.Jitter + a.Jitter; j > 0 {
+	b := n.baseLocked(client, node)
+	delay = b.Delay + l.Delay + a.Delay
+	if j := b.Jitter + l.Jitter + a.Jitter; j > 0 {
 		delay += time.Duration(n.rng.Int64N(int64(j) + 1))
 	}
 	return drop, delay
+}
+
+// unlockFate decides what happens to a pub/sub message from node to
+// client: dropped, or delayed by that much more.
+func (n *Net) unlockFate(client, node string) (drop bool, delay time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := n.links[[2]string{client, node}]
+	return l.DropUnlocks || n.all.DropUnlocks, l.UnlockDelay + n.all.UnlockDelay
+}
+
+// isPubSubMessage reports whether msg, a node's write, is a pub/sub
+// message (RESP3 push or RESP2 array of "message" or "pmessage").
+func isPubSubMessage(msg []byte) bool {
+	for _, p := range [][]byte{[]byte(">3\r\n$7\r\nmessage\r\n"), []byte(">4\r\n$8\r\npmessage\r\n"),
+		[]byte("*3\r\n$7\r\nmessage\r\n"), []byte("*4\r\n$8\r\npmessage\r\n")} {
+		if bytes.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // conn is one connection: up carries the client's bytes to the node, down
@@ -179,6 +268,7 @@ type conn struct {
 	client, node string
 	via          string // the address dialled (a node or an alias)
 	born         time.Time
+	handshake    atomic.Bool // the client's latest message was its handshake
 	up, down     *half
 	once         sync.Once
 }
@@ -191,6 +281,28 @@ func (c *conn) close() {
 		delete(c.net.conns, c)
 		c.net.mu.Unlock()
 	})
+}
+
+// isHandshake reports whether msg, a client's write, starts with a
+// command go-redis sends while it sets a new connection up (and may hold
+// a PubSub's mutex meanwhile).
+func isHandshake(msg []byte) bool {
+	// *<n>\r\n$<len>\r\n<command>\r\n
+	i := bytes.Index(msg, []byte("\r\n$"))
+	if len(msg) == 0 || msg[0] != '*' || i < 0 {
+		return false
+	}
+	j := bytes.Index(msg[i+3:], []byte("\r\n"))
+	if j < 0 {
+		return false
+	}
+	cmd := msg[i+3+j+2:]
+	for _, w := range []string{"hello", "client", "auth", "select"} {
+		if len(cmd) >= len(w) && strings.EqualFold(string(cmd[:len(w)]), w) {
+			return true
+		}
+	}
+	return false
 }
 
 // half is one direction of a connection: an unbounded buffer of delivered
@@ -206,6 +318,7 @@ type half struct {
 	shutOnce sync.Once
 	broken   bool      // a message was dropped: the stream is dead
 	last     time.Time // delivery time of the latest message (FIFO)
+	queue    []timed   // messages on their way, in order
 	deadline time.Time // read deadline
 }
 
@@ -230,6 +343,13 @@ func (h *half) send(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	drop, delay := h.c.net.fate(h.c.client, h.c.node, h.up)
+	if !h.up && !drop && isPubSubMessage(p) {
+		lost, more := h.c.net.unlockFate(h.c.client, h.c.node)
+		if lost {
+			return len(p), nil // lost, the stream intact
+		}
+		delay += more
+	}
 	msg := append([]byte(nil), p...)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -238,8 +358,12 @@ func (h *half) send(p []byte) (int, error) {
 		return len(p), nil
 	}
 	now := time.Now()
-	if now.Equal(h.c.born) {
-		// The handshake, at the dial's instant, is not delayed (see Dial).
+	if h.up {
+		h.c.handshake.Store(isHandshake(msg))
+	}
+	if h.c.handshake.Load() {
+		// The handshake (HELLO, CLIENT SETINFO and their replies) is not
+		// delayed (see Dial); every command after it is.
 		delay = 0
 	}
 	at := now.Add(delay)
@@ -247,16 +371,42 @@ func (h *half) send(p []byte) (int, error) {
 		at = h.last
 	}
 	h.last = at
-	if !at.After(now) {
+	if !at.After(now) && len(h.queue) == 0 {
 		h.deliverLocked(msg)
 		return len(p), nil
 	}
-	time.AfterFunc(at.Sub(now), func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.deliverLocked(msg)
-	})
+	// Messages wait in one queue per direction, in sending order, and one
+	// timer delivers the due ones: timers due at the same instant fire in
+	// no set order, so a timer per message would reorder a stream.
+	h.queue = append(h.queue, timed{at: at, msg: msg})
+	if len(h.queue) == 1 {
+		time.AfterFunc(at.Sub(now), h.deliverDue)
+	}
 	return len(p), nil
+}
+
+// timed is a message and when it arrives.
+type timed struct {
+	at  time.Time
+	msg []byte
+}
+
+// deliverDue delivers the queued messages that are due, in order, and
+// sets a timer for the next one.
+func (h *half) deliverDue() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	i := 0
+	for ; i < len(h.queue) && !h.queue[i].at.After(now); i++ {
+		h.deliverLocked(h.queue[i].msg)
+	}
+	h.queue = h.queue[i:]
+	if len(h.queue) == 0 {
+		h.queue = nil
+		return
+	}
+	time.AfterFunc(h.queue[0].at.Sub(now), h.deliverDue)
 }
 
 func (h *half) deliverLocked(msg []byte) {

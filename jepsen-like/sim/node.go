@@ -1,14 +1,21 @@
 package sim
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
 	"net"
+	"path"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
+
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Node is one simulated Redis server: a miniredis instance (which runs the
@@ -28,6 +35,19 @@ type Node struct {
 	down     bool
 	paused   chan struct{} // non-nil while paused; closed on resume
 	restarts int
+	// setAt is the clock reading last given to m (SetTime): m counts its
+	// TTLs down to it.
+	setAt time.Time
+	// crashed are the keys the node held when it crashed (what it holds
+	// for the RedLock invariant while it is down: it cannot grant).
+	crashed map[string]heldKey
+	// started is when the current process started (INFO's uptime), runID
+	// its run id; both change on every restart.
+	started time.Time
+	runID   string
+	// aof: the node says it persists every write (appendonly yes,
+	// appendfsync always) when asked with CONFIG GET.
+	aof bool
 
 	// The node's clock: at virtual instant t it reads
 	// epoch + base + rate·(t − from) + jump.
@@ -57,7 +77,7 @@ func NewNode(nw *Net, name string) *Node {
 // miniredis's own.
 func newSimNode(nw *Net, name string, pooled bool) *Node {
 	now := time.Now()
-	n := &Node{name: name, net: nw, epoch: now, from: now, rate: 1, pooled: pooled}
+	n := &Node{name: name, net: nw, epoch: now, from: now, rate: 1, pooled: pooled, started: now, runID: runID(name, 0)}
 	n.m = n.fresh()
 	nw.add(n)
 	return n
@@ -83,7 +103,8 @@ func (n *Node) fresh() *miniredis.Miniredis {
 		_ = c.Close()
 	}
 	m.ClockTTL(true)
-	m.SetTime(n.clockLocked())
+	n.setAt = n.clockLocked()
+	m.SetTime(n.setAt)
 	lr := newLuaRunner(m, n.pooled)
 	n.lua = lr
 	m.Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
@@ -171,6 +192,7 @@ func (n *Node) Crash(persist bool) {
 		n.paused = nil
 	}
 	old := n.m
+	n.crashed = snapshot(old, n.clockLocked().Sub(n.setAt), n.rate)
 	if !persist {
 		n.m = n.fresh()
 	}
@@ -188,7 +210,166 @@ func (n *Node) Restart() {
 	if n.down {
 		n.down = false
 		n.restarts++
+		n.crashed = nil
+		n.started = time.Now()
+		n.runID = runID(n.name, n.restarts)
 	}
+}
+
+// heldKey is one key's owners and when it expires (true time).
+type heldKey struct {
+	owners map[string]bool
+	until  time.Time
+}
+
+// noExpiry is the until of a key without a TTL.
+var noExpiry = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// holding reads key of m: its owners (a fast-path string's owner, or a
+// hash's fields) and when it expires in true time, m's TTLs being as of
+// since ago on a clock running at rate.
+func holding(m *miniredis.Miniredis, key string, since time.Duration, rate float64) (heldKey, bool) {
+	if !m.Exists(key) {
+		return heldKey{}, false
+	}
+	h := heldKey{owners: map[string]bool{}, until: noExpiry}
+	if ttl := m.TTL(key); ttl > 0 {
+		left := ttl - since
+		if left <= 0 {
+			return heldKey{}, false
+		}
+		h.until = time.Now().Add(time.Duration(float64(left) / rate))
+	}
+	switch m.Type(key) {
+	case "string":
+		v, _ := m.Get(key)
+		if o, _, ok := node.SplitFastValue(v); ok {
+			h.owners[o] = true
+		}
+	case "hash":
+		fs, _ := m.HKeys(key)
+		for _, f := range fs {
+			h.owners[f] = true
+		}
+	}
+	return h, true
+}
+
+// snapshot is every key of m that holding can read.
+func snapshot(m *miniredis.Miniredis, since time.Duration, rate float64) map[string]heldKey {
+	out := map[string]heldKey{}
+	for _, k := range m.Keys() {
+		if h, ok := holding(m, k, since, rate); ok {
+			out[k] = h
+		}
+	}
+	return out
+}
+
+// Holds reports until when (true time) the node keeps key for owner:
+// false if it does not hold it. A crashed node holds what it held when
+// it crashed, until those keys expire: it grants nothing while it is down.
+func (n *Node) Holds(key, owner string) (time.Time, bool) {
+	n.mu.Lock()
+	if n.down {
+		h, ok := n.crashed[key]
+		n.mu.Unlock()
+		if ok && h.owners[owner] && time.Now().Before(h.until) {
+			return h.until, true
+		}
+		return time.Time{}, false
+	}
+	m, since, rate := n.m, n.clockLocked().Sub(n.setAt), n.rate
+	n.mu.Unlock()
+	h, ok := holding(m, key, since, rate)
+	if !ok || !h.owners[owner] {
+		return time.Time{}, false
+	}
+	return h.until, true
+}
+
+// SetPersistence sets what the node says of its persistence when asked
+// (CONFIG GET appendonly appendfsync): aof, appendonly yes with
+// appendfsync always; otherwise none. What a crash keeps is the crash
+// fault's to say (Crash).
+func (n *Node) SetPersistence(aof bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.aof = aof
+}
+
+// serverSection reports whether INFO with args includes the server
+// section (which miniredis does not have).
+func serverSection(args []string) bool {
+	if len(args) == 0 {
+		return true
+	}
+	for _, a := range args {
+		switch strings.ToLower(a) {
+		case "server", "all", "everything", "default":
+			return true
+		}
+	}
+	return false
+}
+
+// infoServer is the node's INFO server section: the fields restart
+// detection reads (run_id changes on every restart, uptime counts from
+// the restart).
+func (n *Node) infoServer() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	up := int64(time.Since(n.started) / time.Second)
+	return "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n" +
+		"run_id:" + n.runID + "\r\n" +
+		"uptime_in_seconds:" + strconv.FormatInt(up, 10) + "\r\n" +
+		"uptime_in_days:" + strconv.FormatInt(up/86400, 10) + "\r\n"
+}
+
+// configGet answers CONFIG GET for the persistence settings (every other
+// parameter matches nothing).
+func (n *Node) configGet(p *server.Peer, patterns []string) {
+	n.mu.Lock()
+	params := map[string]string{"appendonly": "no", "appendfsync": "everysec", "save": ""}
+	if n.aof {
+		params["appendonly"], params["appendfsync"] = "yes", "always"
+	}
+	n.mu.Unlock()
+	var keys []string
+	for _, k := range []string{"appendonly", "appendfsync", "save"} {
+		for _, pat := range patterns {
+			if ok, _ := path.Match(strings.ToLower(pat), k); ok {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	p.WriteMapLen(len(keys))
+	for _, k := range keys {
+		p.WriteBulk(k)
+		p.WriteBulk(params[k])
+	}
+}
+
+// Restarts counts the node's restarts.
+func (n *Node) Restarts() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.restarts
+}
+
+// Started is when the node's current process started.
+func (n *Node) Started() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.started
+}
+
+// runID is a node's run id after its restarts-th restart: 40 hex digits,
+// as Redis's, different for every restart.
+func runID(name string, restarts int) string {
+	sum := sha1.Sum([]byte(fmt.Sprintf("%s/%d", name, restarts)))
+	return hex.EncodeToString(sum[:])
 }
 
 // Down reports whether the node is crashed.
@@ -248,11 +429,24 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 		p.Close()
 		return true
 	}
-	m.SetTime(n.clockLocked())
+	n.setAt = n.clockLocked()
+	m.SetTime(n.setAt)
 	g := n.group
 	n.mu.Unlock()
 	if g != nil && g.hook(n, p, cmd, args) {
 		return true
+	}
+	switch strings.ToUpper(cmd) {
+	case "INFO":
+		if serverSection(args) {
+			p.WriteBulk(n.infoServer())
+			return true
+		}
+	case "CONFIG":
+		if len(args) >= 2 && strings.EqualFold(args[0], "GET") {
+			n.configGet(p, args[1:])
+			return true
+		}
 	}
 	return lr != nil && lr.hook(p, cmd, args)
 }

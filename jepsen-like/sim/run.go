@@ -11,18 +11,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
-	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Cell is one simulated run: a matrix mode under a scenario's faults.
+// Cell is one simulated run: a catalog mode under a scenario's faults.
 type Cell struct {
-	Mode     matrix.Mode
-	Scenario string // a key of Plans (the matrix's scenario ids)
+	Mode     catalog.Mode
+	Scenario string // a scenario id of the catalog (Scenarios)
 	Seed     uint64
 	Timing   Timing
 	// Faults, when not nil, replaces the scenario's plan (replay of a
@@ -30,6 +31,9 @@ type Cell struct {
 	Faults []Fault
 	// ReplLag is a group's replication lag (default 2 ms).
 	ReplLag time.Duration
+	// plantUntil is a planted error for tests: every lease believes it is
+	// valid this much longer than the lock says (see Invariant).
+	plantUntil time.Duration
 }
 
 // Faults returns the cell's fault list: its own, or the plan's from the seed.
@@ -37,15 +41,15 @@ func (c Cell) PlannedFaults() ([]Fault, error) {
 	if c.Faults != nil {
 		return c.Faults, nil
 	}
-	p, ok := Plans[c.Scenario]
+	s, ok := catalog.FindScenario(Scenarios, c.Scenario)
 	if !ok {
-		if c.Scenario == "minority" {
-			p = minorityPlan
-		} else {
-			return nil, fmt.Errorf("sim: unknown scenario %q", c.Scenario)
+		if s, ok := catalog.FindScenario(catalog.Scenarios, c.Scenario); ok {
+			_, why := s.RunsOn(catalog.Sim)
+			return nil, fmt.Errorf("sim: scenario %q is not simulated: %s", c.Scenario, why)
 		}
+		return nil, fmt.Errorf("sim: unknown scenario %q", c.Scenario)
 	}
-	return p(c.Mode, c.timing(), rand.New(rand.NewPCG(c.Seed, 0x706c616e))), nil
+	return s.Faults(c.Mode, c.timing(), rand.New(rand.NewPCG(c.Seed, 0x706c616e))), nil
 }
 
 func (c Cell) timing() Timing {
@@ -70,6 +74,8 @@ type Outcome struct {
 	Stray []string
 	// Wall is the wall time of the run (without the check).
 	Wall time.Duration
+	// Invariant is what the RedLock invariant's check found.
+	Invariant Invariant
 }
 
 // env is a running simulation.
@@ -82,11 +88,20 @@ type env struct {
 	rec    *history.Recorder
 	gates  *gates
 	stall  *stall
+	watch  *watch
 	driftF float64
 	ctx    context.Context // ends with the run
 
 	mu      sync.Mutex
 	closers []func()
+}
+
+// allNodes are every node of the run (a group's both).
+func (e *env) allNodes() []*Node {
+	if e.group != nil {
+		return e.group.Nodes()
+	}
+	return e.nodes
 }
 
 // lockNode returns the node a fault on lock node i strikes (a group: its
@@ -140,6 +155,11 @@ func Simulate(c Cell) (Outcome, error) {
 			e.nodes = append(e.nodes, NewNode(e.nw, fmt.Sprintf("n%d", i)))
 		}
 	}
+	if sc, ok := Scenario(c.Scenario); ok && sc.Persistence == localredis.AOFAlways {
+		for _, n := range e.allNodes() {
+			n.SetPersistence(true)
+		}
+	}
 	defer func() {
 		if e.group != nil {
 			e.group.Close()
@@ -162,6 +182,8 @@ func Simulate(c Cell) (Outcome, error) {
 	}
 	e.gates = &gates{}
 	e.stall = &stall{}
+	e.watch = newWatch(e)
+	e.watch.plantUntil = c.plantUntil
 
 	var res *resource.Counter
 	if c.Mode.Fencing {
@@ -185,7 +207,12 @@ func Simulate(c Cell) (Outcome, error) {
 	for i, f := range faults {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
-	err = workload.Run(ctx, e.rec, res, workers, workload.Config{Seed: c.Seed})
+	nemesis.Go(func() { e.watch.run(ctx) })
+	wc := workload.Config{Seed: c.Seed}
+	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
+		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
+	}
+	err = workload.Run(ctx, e.rec, res, workers, wc)
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and
@@ -199,7 +226,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// second until the pool is closed; let those see the close (virtual
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
-	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start)}, err
+	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result()}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
@@ -212,10 +239,13 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		}
 		clients = append(clients, cl)
 	}
-	l, closeLock, err := e.c.Mode.Lock(matrix.LockParams{
+	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog,
 		DriftFactor: e.driftF, Clients: clients,
 	})
+	if hooked && err == nil {
+		l = e.watch.wrap(l, w, lockName)
+	}
 	e.mu.Lock()
 	e.closers = append(e.closers, func() {
 		if closeLock != nil {
@@ -305,6 +335,7 @@ func (e *env) inject(i int, f Fault) {
 	}
 	e.rec.NemesisStart(name).Ok()
 	heal := e.apply(f, holder)
+	e.watch.check()
 	switch {
 	case f.Held:
 		// The fault lasts while the holder is held (D), or Hold if longer.
@@ -313,6 +344,7 @@ func (e *env) inject(i int, f Fault) {
 		time.Sleep(f.Hold)
 	}
 	heal()
+	e.watch.check()
 	e.rec.NemesisEnd(name).Ok()
 }
 
@@ -363,6 +395,14 @@ func (e *env) apply(f Fault, holder int) func() {
 		return func() { set(false) }
 	case ReplyLoss:
 		return links(func(l *Link) { l.CutReplies = true })
+	case UnlockLoss:
+		return links(func(l *Link) {
+			if f.Late > 0 {
+				l.UnlockDelay = f.Late
+			} else {
+				l.DropUnlocks = true
+			}
+		})
 	case Latency:
 		return links(func(l *Link) { l.Delay, l.Jitter = f.D/2, f.D })
 	case PauseNode:

@@ -2,14 +2,12 @@ package sim
 
 import (
 	"flag"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 )
 
 var (
@@ -18,9 +16,9 @@ var (
 	flagScenario = flag.String("sim.scenario", "", "scenario of TestReplay")
 )
 
-func mode(t *testing.T, id string) matrix.Mode {
+func mode(t *testing.T, id string) catalog.Mode {
 	t.Helper()
-	m, ok := matrix.FindMode(matrix.Modes, id)
+	m, ok := catalog.FindMode(catalog.Modes, id)
 	if !ok {
 		t.Fatalf("no mode %q", id)
 	}
@@ -43,6 +41,7 @@ var quickCells = []struct{ mode, scenario string }{
 	{"single", "clock-rate-fast"},
 	{"single", "expiry-race"},
 	{"redlock-3", "clock-jump-partition"},
+	{"redlock-3", "lost-wakeups"},
 }
 
 func TestQuickCells(t *testing.T) {
@@ -71,7 +70,7 @@ func TestSurvey(t *testing.T) {
 		t.Skip("SIM_SURVEY=1")
 	}
 	modes := strings.Split(envOr("SIM_MODES", "single,redlock-3,redlock-5+fencing,failover,single+wait"), ",")
-	scs := strings.Split(envOr("SIM_SCENARIOS", strings.Join(slices.Sorted(maps.Keys(Plans)), ",")), ",")
+	scs := strings.Split(envOr("SIM_SCENARIOS", strings.Join(scenarioIDs(Scenarios), ",")), ",")
 	for _, m := range modes {
 		for _, s := range scs {
 			sc, ok := Scenario(s)
@@ -83,6 +82,14 @@ func TestSurvey(t *testing.T) {
 			t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
 		}
 	}
+}
+
+func scenarioIDs(ss []catalog.Scenario) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.ID
+	}
+	return out
 }
 
 func envOr(k, def string) string {

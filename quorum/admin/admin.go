@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -107,5 +108,5 @@ func (t *Tools) ForceUnlock(ctx context.Context, name, by string) (int, error) {
 			count++
 		}
 	}
-	return count, errors.Join(errs...)
+	return count, oneline.Join(errs...)
 }

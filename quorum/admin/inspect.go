@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -113,7 +114,7 @@ func (t *Tools) List(ctx context.Context, pattern string) ([]Inspection, error) 
 	slices.Sort(names)
 	names = slices.Compact(names)
 	if len(names) == 0 {
-		return nil, errors.Join(errs...)
+		return nil, oneline.Join(errs...)
 	}
 	ins, ierrs := t.inspectMany(ctx, names)
 	for i := range errs {
@@ -124,7 +125,7 @@ func (t *Tools) List(ctx context.Context, pattern string) ([]Inspection, error) 
 	// A name found by the scan may be gone by the time it is read (released,
 	// expired, or only a force-unlock's tombstone): leave out what is free.
 	ins = slices.DeleteFunc(ins, func(in Inspection) bool { return in.Verdict == Free })
-	return ins, errors.Join(errs...)
+	return ins, oneline.Join(errs...)
 }
 
 // scanNode lists one node's lock names. A node that does not answer a probe

@@ -2,9 +2,9 @@ package admin
 
 import (
 	"context"
-	"errors"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 )
 
@@ -35,5 +35,5 @@ func (t *Tools) Queued(ctx context.Context, names ...string) ([]int, error) {
 			out[j] = max(out[j], int(l))
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, oneline.Join(errs...)
 }

@@ -1,0 +1,231 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/drift"
+)
+
+// checkOneLine fails when err's text is not one line with the prefix once.
+func checkOneLine(t *testing.T, err error) {
+	t.Helper()
+	s := err.Error()
+	if strings.Contains(s, "\n") {
+		t.Errorf("error text has a newline: %q", s)
+	}
+	if !strings.HasPrefix(s, "quorumlock: ") || strings.Count(s, "quorumlock:") != 1 {
+		t.Errorf("error text wants the prefix quorumlock: once: %q", s)
+	}
+}
+
+// Every kind of failure over fake nodes reads as one line, summary first,
+// with the nodes' errors behind it, the most telling first.
+func TestErrorFormats(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		setup    func(ns []*fakeNode)
+		op       func(t *testing.T, ns []*fakeNode) error
+		is       []error
+		contains string
+		first    error // what errors.As(&NodeError) finds first; nil: no node error
+	}{
+		{
+			name:  "refused",
+			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].holder, ns[2].holder = "other", "other", "other" },
+			is:    []error{ErrNotObtained, ErrRefused}, contains: "lock not obtained: held by another owner on ", first: ErrRefused,
+		},
+		{
+			name:  "unreachable",
+			setup: func(ns []*fakeNode) { ns[0].down, ns[1].down, ns[2].down = true, true, true },
+			is:    []error{ErrNotObtained, errDown}, contains: "lock not obtained: ", first: errDown,
+		},
+		{
+			name:  "mixed: a failure before a refusal",
+			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].down = "other", true },
+			is:    []error{ErrNotObtained, ErrRefused, errDown}, contains: "held by another owner on 1 of 3 nodes, 1 failed (fake-1: connection refused)", first: errDown,
+		},
+		{
+			name:  "mixed: a refusal before a timeout",
+			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].hang = "other", true },
+			op: func(t *testing.T, ns []*fakeNode) error {
+				m, _ := New(lockers(ns, "me"))
+				ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+				defer cancel()
+				ns[2].set(func(n *fakeNode) { n.hang = true })
+				_, _, _, err := m.Acquire(ctx, time.Second)
+				return err
+			},
+			// The first call cut off by its per-node deadline decides; the
+			// other is undecided, unless its answer came before the
+			// error was put together.
+			is: []error{ErrNotObtained, ErrRefused, context.DeadlineExceeded}, contains: "held by another owner on 1 of 3 nodes, ", first: ErrRefused,
+		},
+		{
+			name: "too slow",
+			op: func(t *testing.T, ns []*fakeNode) error {
+				clk := drift.NewFake(time.Unix(1000, 0))
+				ns[0].set(func(n *fakeNode) { n.clock, n.advance = clk, 2*time.Second })
+				m, _ := New(lockers(ns, "me"), WithClock(clk))
+				_, _, _, err := m.Acquire(ctx, time.Second)
+				return err
+			},
+			is: []error{ErrNotObtained, ErrTooSlow}, contains: "lock not obtained: acquisition outlasted",
+		},
+		{
+			name: "extend not held",
+			op: func(t *testing.T, ns []*fakeNode) error {
+				m, _ := New(lockers(ns, "me"))
+				if ok, _, _, err := m.Acquire(ctx, time.Second); !ok {
+					t.Fatal(err)
+				}
+				for _, n := range ns {
+					n.set(func(n *fakeNode) { n.holder = "other" })
+				}
+				_, err := m.Extend(ctx, time.Second)
+				return err
+			},
+			is: []error{ErrNotHeld, ErrLost}, contains: "lock not extended: no longer held on ", first: ErrNotHeld,
+		},
+		{
+			name: "release not held",
+			op: func(t *testing.T, ns []*fakeNode) error {
+				m, _ := New(lockers(ns, "me"))
+				if ok, _, _, err := m.Acquire(ctx, time.Second); !ok {
+					t.Fatal(err)
+				}
+				ns[0].set(func(n *fakeNode) { n.holder = "" })
+				ns[1].set(func(n *fakeNode) { n.down = true })
+				_, err := m.Release(ctx)
+				return err
+			},
+			is: []error{ErrNotHeld, errDown}, contains: "lock not released on a quorum: no longer held on 1 of 3 nodes, 1 failed (fake-1: connection refused)", first: errDown,
+		},
+		{
+			name: "nested",
+			op: func(t *testing.T, ns []*fakeNode) error {
+				a, _ := New(lockers(ns, "me"))
+				other := fakeNodes(3)
+				for _, n := range other {
+					n.holder = "other"
+				}
+				b, _ := New(lockers(other, "me"))
+				m, _ := New([]Locker{a, b}, WithPolicy(All))
+				_, _, _, err := m.Acquire(ctx, time.Second)
+				return err
+			},
+			is: []error{ErrNotObtained, ErrRefused}, contains: "lock not obtained: multilock[fake-0 fake-1 fake-2]: held by another owner on ", first: ErrRefused,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := fakeNodes(3)
+			if tc.setup != nil {
+				tc.setup(ns)
+			}
+			op := tc.op
+			if op == nil {
+				op = func(t *testing.T, ns []*fakeNode) error {
+					m, _ := New(lockers(ns, "me"))
+					_, _, _, err := m.Acquire(ctx, time.Second)
+					return err
+				}
+			}
+			err := op(t, ns)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			checkOneLine(t, err)
+			for _, want := range tc.is {
+				if !errors.Is(err, want) {
+					t.Errorf("errors.Is(err, %v) = false: %v", want, err)
+				}
+			}
+			if !strings.Contains(err.Error(), tc.contains) {
+				t.Errorf("error %q does not say %q", err, tc.contains)
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("no *Error in %v", err)
+			}
+			var ne *NodeError
+			if got := errors.As(err, &ne); got != (tc.first != nil) {
+				t.Fatalf("errors.As(*NodeError) = %v, want %v", got, tc.first != nil)
+			}
+			if tc.first == nil {
+				return
+			}
+			if !errors.Is(ne, tc.first) {
+				t.Errorf("first node error %v, want one wrapping %v", ne, tc.first)
+			}
+			if nodes := e.Nodes(); len(nodes) == 0 || nodes[0] != ne {
+				t.Errorf("Nodes()[0] is not errors.As's: %v", nodes)
+			}
+			long := fmt.Sprintf("%+v", err)
+			if got := strings.Count(long, "\n"); got != len(e.Nodes()) {
+				t.Errorf("%%+v has %d lines of detail, want one per node error (%d): %s", got, len(e.Nodes()), long)
+			}
+			if fmt.Sprint(err) != err.Error() {
+				t.Errorf("%%v differs from Error(): %v", err)
+			}
+		})
+	}
+}
+
+// A node that had not answered when the outcome was already decided is
+// counted as undecided, not reported as an error.
+func TestUndecidedIsNoError(t *testing.T) {
+	ns := fakeNodes(3)
+	ns[0].holder, ns[1].holder, ns[2].hang = "other", "other", true
+	m, _ := New(lockers(ns, "me"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, _, err := m.Acquire(ctx, time.Second)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Acquire: %v", err)
+	}
+	for _, ne := range e.Nodes() {
+		if ne.Node == "fake-2" {
+			t.Errorf("the undecided node is reported as an error: %v", ne)
+		}
+	}
+	if e.Undecided != 1 || errors.Is(err, ErrNoAnswer) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Undecided = %d, err %v", e.Undecided, err)
+	}
+	if want := "held by another owner on 2 of 3 nodes, 1 did not answer"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("%q does not end with %q", err, want)
+	}
+}
+
+// Every option's error names the option.
+func TestOptionErrorsNameTheOption(t *testing.T) {
+	ls := lockers(fakeNodes(3), "me")
+	for _, tc := range []struct {
+		opt  Option
+		name string
+	}{
+		{WithPolicy(nil), "WithPolicy"},
+		{WithPolicy(badPolicy{}), "WithPolicy"},
+		{WithClock(nil), "WithClock"},
+		{WithDriftFactor(1), "WithDriftFactor"},
+		{WithDriftFactor(-0.1), "WithDriftFactor"},
+		{WithReleaseTimeout(0), "WithReleaseTimeout"},
+	} {
+		_, err := New(ls, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: New = %v, want an error naming it", tc.name, err)
+			continue
+		}
+		checkOneLine(t, err)
+	}
+}
+
+type badPolicy struct{}
+
+func (badPolicy) FailedLocksLimit(n int) int                        { return n }
+func (badPolicy) LockWaitTime(r time.Duration, n int) time.Duration { return r }

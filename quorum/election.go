@@ -1,0 +1,526 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Errors of an election.
+var (
+	// ErrNoLeader: a quorum of nodes answered and no leader holds the
+	// election on a quorum of them.
+	ErrNoLeader = errors.New("quorumlock: no leader")
+	// ErrLeaderUnknown: too few nodes answered to tell whether there is a
+	// leader, or who it is.
+	ErrLeaderUnknown = errors.New("quorumlock: leader unknown: fewer than a quorum of nodes answered")
+	// ErrResigned: the term ended by Resign (Term.Err, context.Cause of
+	// Term.Context).
+	ErrResigned = errors.New("quorumlock: resigned")
+)
+
+// ElectionPrefix starts the lock name of every election: the election
+// "scheduler" is the lock "election:scheduler" (for admin's Inspect and
+// ForceUnlock), so elections and locks never share keys.
+const ElectionPrefix = "election:"
+
+// ElectionOption configures an Election.
+type ElectionOption func(*electionConfig)
+
+type electionConfig struct {
+	ttl time.Duration
+}
+
+// WithTermTTL sets how long a term lives on the nodes without renewal: a
+// leader that dies is replaced at most this long (plus the retry interval
+// when no follower hears of it) later. The watchdog renews every TTL/3.
+// Default the client's TTL (WithTTL).
+func WithTermTTL(d time.Duration) ElectionOption { return func(c *electionConfig) { c.ttl = d } }
+
+// Election is one named election on the client's quorum: immutable
+// configuration, safe for concurrent use. Any number of campaigners (in
+// this or other processes) may campaign; at most one holds a term at a
+// time.
+//
+// An election is a lock (named ElectionPrefix + name) that is always
+// fenced, whatever WithFencing says: the term number is the lock's fencing
+// token, so terms strictly increase across leaders, and a resource that
+// refuses writes carrying an older term (package guard) is safe even when
+// a deposed leader has not yet noticed its loss. The leader's value is kept
+// beside the lock on every node, renewed and removed with it.
+type Election struct {
+	c    *Client
+	name string
+	m    *Mutex
+}
+
+// Election returns the election called name.
+func (c *Client) Election(name string, opts ...ElectionOption) (*Election, error) {
+	if name == "" {
+		return nil, errors.New("quorumlock: empty election name")
+	}
+	var cfg electionConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.ttl < 0 {
+		return nil, fmt.Errorf("quorumlock: negative term TTL %v (WithTermTTL)", cfg.ttl)
+	}
+	var mopts []MutexOption
+	if cfg.ttl > 0 {
+		if err := checkLockTTL(cfg.ttl, c.cfg.factor); err != nil {
+			return nil, fmt.Errorf("%w (WithTermTTL)", err)
+		}
+		mopts = append(mopts, WithLockTTL(cfg.ttl))
+	}
+	m, err := c.newMutex([]string{ElectionPrefix + name}, mopts)
+	if err != nil {
+		return nil, err
+	}
+	m.elect = true
+	return &Election{c: c, name: name, m: m}, nil
+}
+
+// Name is the election's name.
+func (e *Election) Name() string { return e.name }
+
+// Campaign waits until this campaigner is elected or ctx ends, and returns
+// its term with value published as the leader's. It waits as Mutex.Lock
+// does: woken by pub/sub when the leader resigns, else at the leader's
+// remaining time. An error wraps ErrNotObtained (and ctx's error when it
+// ended the wait).
+func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
+	lease, err := e.m.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.begin(ctx, lease, value)
+}
+
+// TryCampaign tries once: a term, or an error wrapping ErrNotObtained
+// (and ErrTaken when another campaigner leads).
+func (e *Election) TryCampaign(ctx context.Context, value string) (*Term, error) {
+	lease, err := e.m.TryLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.begin(ctx, lease, value)
+}
+
+// begin makes the term of a won lock and publishes its value on a quorum;
+// when that fails the lock is given back.
+func (e *Election) begin(ctx context.Context, lease *Lease, value string) (*Term, error) {
+	t := &Term{e: e, lease: lease, number: lease.Token(), elected: time.Now()}
+	t.ctx, t.cancel = context.WithCancelCause(context.Background())
+	context.AfterFunc(lease.Context(), func() { t.cancel(t.Err()) })
+	if err := t.Proclaim(ctx, value); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.c.cfg.releaseTimeout)
+		defer cancel()
+		_ = lease.Unlock(rctx)
+		return nil, errors.Join(ErrNotObtained, err)
+	}
+	return t, nil
+}
+
+// Term is one leader's tenure. Its methods are safe for concurrent use.
+//
+// A term ends by Resign, or is lost: its renewal could not reach a quorum
+// before the term's validity ended, or a quorum no longer holds it (an
+// operator's ForceUnlock), or the client was closed. Done and Context tell
+// the leader to stop; run the leader's work under Context.
+//
+// For a history of tenures, record Number, Elected and the moment Done
+// closes (with Err): at most one term is valid at any moment on the
+// client's clock (Until), and numbers strictly increase.
+type Term struct {
+	e       *Election
+	lease   *Lease
+	number  int64
+	elected time.Time
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+
+	mu    sync.Mutex // serialises Proclaim
+	value string
+	rev   int64
+}
+
+// Number is the term number: a fencing token, strictly increasing across
+// the leaders of the election. Pass it with every write the leader makes
+// to a resource that can refuse older numbers.
+func (t *Term) Number() int64 { return t.number }
+
+// Value is the leader's value, as last proclaimed.
+func (t *Term) Value() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.value
+}
+
+// Elected is when the campaign was won (after the value was published).
+func (t *Term) Elected() time.Time { return t.elected }
+
+// Until is the end of the term's validity on the client's monotonic clock,
+// moved on by every renewal.
+func (t *Term) Until() time.Time { return t.lease.Until() }
+
+// Context is cancelled when the term ends; context.Cause tells why:
+// ErrResigned, an error wrapping ErrLeaseLost, or ErrClosed.
+func (t *Term) Context() context.Context { return t.ctx }
+
+// Done is closed when the term ends.
+func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
+
+// Err is nil while the term holds, else why it ended (see Context).
+func (t *Term) Err() error {
+	err := t.lease.Err()
+	if errors.Is(err, ErrUnlocked) {
+		return ErrResigned
+	}
+	return err
+}
+
+// Proclaim changes the leader's value without ending the term: the new
+// value is written on every node that holds the term, and counts once a
+// quorum has it. Followers are told (Observe).
+func (t *Term) Proclaim(ctx context.Context, value string) error {
+	if err := t.Err(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rev++
+	c := t.e.c
+	lockName := t.e.m.names[0]
+	pctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	defer cancel()
+	ok := make([]bool, len(c.nodes))
+	errs := fanout.All(len(c.nodes), func(i int) error {
+		var err error
+		ok[i], err = c.nodes[i].Proclaim(pctx, lockName, t.lease.owner, t.number, t.rev, value)
+		return err
+	})
+	granted := 0
+	var nodeErrs []error
+	for i, held := range ok {
+		switch {
+		case held:
+			granted++
+		case errs[i] != nil:
+			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: errs[i]})
+		default:
+			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: ErrNotHeld})
+		}
+	}
+	need := len(c.nodes) - c.cfg.policy.FailedLocksLimit(len(c.nodes))
+	if granted < need {
+		return &electionError{
+			msg:  fmt.Sprintf("quorumlock: election %q: value not published: %d of %d nodes took it, %d needed", t.e.name, granted, len(c.nodes), need),
+			errs: append(nodeErrs, withCtxErr(ctx, ErrNotHeld)),
+		}
+	}
+	t.value = value
+	return nil
+}
+
+// Resign ends the term and gives the election back on every node; a
+// waiting campaigner is woken at once (pub/sub). If ctx is already done a
+// fresh context bounded by the release timeout is used. It returns the
+// term's error when the term had been lost before.
+func (t *Term) Resign(ctx context.Context) error {
+	err := t.lease.Unlock(ctx)
+	<-t.ctx.Done() // the term's context ends with the lease's
+	return err
+}
+
+// electionError is a one-line summary over per-node errors.
+type electionError struct {
+	msg  string
+	errs []error
+}
+
+func (e *electionError) Error() string   { return e.msg }
+func (e *electionError) Unwrap() []error { return e.errs }
+
+// LeaderInfo is the current leader as a quorum of nodes sees it.
+type LeaderInfo struct {
+	Term  int64  // the leader's term number (fencing token)
+	Value string // its value
+	// TimeLeft is how long the term holds on a quorum without renewal, as
+	// read (minus the drift allowance); the leader renews every TTL/3.
+	TimeLeft time.Duration
+	rev      int64
+}
+
+// Leader reads the current leader from the nodes. It returns ErrNoLeader
+// when a quorum answered and no term holds a quorum of them, and an error
+// wrapping ErrLeaderUnknown (with per-node errors) when too few answered to
+// tell.
+func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
+	c := e.c
+	n := len(c.nodes)
+	lockName := e.m.names[0]
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	defer cancel()
+	states := make([]node.Leader, n)
+	errs := fanout.All(n, func(i int) error {
+		var err error
+		states[i], err = c.nodes[i].Leader(rctx, lockName)
+		return err
+	})
+	need := n - c.cfg.policy.FailedLocksLimit(n)
+	answered := 0
+	byTerm := map[int64][]node.Leader{}
+	var nodeErrs []error
+	for i, st := range states {
+		if errs[i] != nil {
+			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: errs[i]})
+			continue
+		}
+		answered++
+		if st.Held {
+			byTerm[st.Term] = append(byTerm[st.Term], st)
+		}
+	}
+	if answered < need {
+		return LeaderInfo{}, &electionError{
+			msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: %d of %d nodes answered, %d needed", e.name, answered, n, need),
+			errs: append(nodeErrs, withCtxErr(ctx, ErrLeaderUnknown)),
+		}
+	}
+	best, bestN := int64(0), 0
+	for term, sts := range byTerm {
+		if len(sts) > bestN || (len(sts) == bestN && term > best) {
+			best, bestN = term, len(sts)
+		}
+	}
+	if bestN < need {
+		if bestN+(n-answered) >= need {
+			// The nodes that did not answer could make it a quorum.
+			return LeaderInfo{}, &electionError{
+				msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: term %d holds %d of %d nodes, %d did not answer", e.name, best, bestN, n, n-answered),
+				errs: append(nodeErrs, ErrLeaderUnknown),
+			}
+		}
+		return LeaderInfo{}, ErrNoLeader
+	}
+	sts := byTerm[best]
+	// The value of the latest Proclaim that reached a node; the term holds
+	// a quorum until the need-th longest remaining time runs out.
+	info := LeaderInfo{Term: best}
+	ttls := make([]time.Duration, 0, len(sts))
+	for _, st := range sts {
+		if st.Rev > info.rev || info.rev == 0 {
+			info.rev, info.Value = st.Rev, st.Value
+		}
+		ttls = append(ttls, st.TTL)
+	}
+	slices.Sort(ttls)
+	slices.Reverse(ttls)
+	left := ttls[need-1] - e.m.driftAllowance()
+	info.TimeLeft = max(left, 0)
+	return info, nil
+}
+
+// driftAllowance is the clock drift subtracted from a term's time left.
+func (m *Mutex) driftAllowance() time.Duration {
+	return time.Duration(float64(m.ttl())*m.c.cfg.factor) + 2*time.Millisecond
+}
+
+// LeaderChange is one change of leadership that Observe delivers.
+type LeaderChange struct {
+	// Leader is the new leader, or the zero value (with NoLeader) when the
+	// last delivered term ended and no new term holds a quorum yet.
+	Leader   LeaderInfo
+	NoLeader bool
+}
+
+// Observe delivers the election's leadership changes until ctx ends or the
+// client is closed; then the channel is closed. The first value is the
+// state at the start (a leader, or NoLeader).
+//
+// Changes come in term order: a delivered term is never followed by an
+// older one, and a Proclaim within a term is delivered as a new value of
+// the same term. Observe reads the leader from a quorum whenever a node
+// tells of a new value or a resignation (pub/sub), when the leader's time
+// left runs out, after every pub/sub reconnect, and at least every retry
+// interval (WithRetryInterval). What "none missed" means: every term that
+// is still the leader when the next read happens is delivered; when
+// several terms came and went between two reads (a follower cut off from
+// the nodes, or one that did not take from the channel), only the latest
+// is. The channel holds one change: a slow reader gets the latest state,
+// not a backlog.
+func (e *Election) Observe(ctx context.Context) <-chan LeaderChange {
+	out := make(chan LeaderChange)
+	stop, ok := e.c.startObserver()
+	if !ok {
+		close(out)
+		return out
+	}
+	go e.observe(ctx, stop, out)
+	return out
+}
+
+func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<- LeaderChange) {
+	defer e.c.wg.Done()
+	defer close(out)
+	signal := make(chan struct{}, 1)
+	seq := node.NextWaiter()
+	watches := make([]*node.Watch, len(e.c.nodes))
+	for i, n := range e.c.nodes {
+		watches[i] = n.WatchChannel(seq, e.m.keys[0][i].LeaderChannel(), signal, nil, true)
+	}
+	defer func() {
+		for _, w := range watches {
+			w.Stop(false)
+		}
+	}()
+	var (
+		last      LeaderChange
+		delivered bool
+	)
+	for {
+		info, err := e.Leader(ctx)
+		next := jitter(e.c.cfg.retryInterval)
+		var ch LeaderChange
+		send := false
+		switch {
+		case err == nil:
+			if info.TimeLeft < next {
+				// Look again when the term would run out unrenewed.
+				next = max(info.TimeLeft, 5*time.Millisecond)
+			}
+			ch = LeaderChange{Leader: info}
+			switch {
+			case !delivered:
+				send = true
+			case last.NoLeader:
+				// Not a stale read of the term that just ended.
+				send = info.Term > last.Leader.Term
+			default:
+				send = info.Term > last.Leader.Term || info.Term == last.Leader.Term && info.rev > last.Leader.rev
+			}
+		case errors.Is(err, ErrNoLeader):
+			ch = LeaderChange{Leader: LeaderInfo{Term: last.Leader.Term}, NoLeader: true}
+			send = !delivered || !last.NoLeader
+		}
+		if send {
+			select {
+			case out <- noTerm(ch):
+				last, delivered = ch, true
+			case <-ctx.Done():
+				return
+			case <-stop:
+				return
+			}
+			continue // look again at once: things may have moved on
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-signal:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-stop:
+			t.Stop()
+			return
+		}
+		t.Stop()
+	}
+}
+
+// noTerm is the change as the user sees it: a NoLeader change carries the
+// zero LeaderInfo (the term kept internally only orders what follows).
+func noTerm(ch LeaderChange) LeaderChange {
+	if ch.NoLeader {
+		ch.Leader = LeaderInfo{}
+	}
+	return ch
+}
+
+// observers: the stop signal of Observe's goroutines, closed by Close.
+type observerStop struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+// startObserver counts a new Observe goroutine in the client's tracker and
+// returns the channel that Close closes; false when the client is closed.
+func (c *Client) startObserver() (<-chan struct{}, bool) {
+	c.leaseMu.Lock()
+	defer c.leaseMu.Unlock()
+	if c.closed.Load() {
+		return nil, false
+	}
+	c.obsStop.once.Do(func() { c.obsStop.ch = make(chan struct{}) })
+	c.wg.Add(1)
+	return c.obsStop.ch, true
+}
+
+// stopObservers ends every Observe (Close).
+func (c *Client) stopObservers() {
+	c.leaseMu.Lock()
+	defer c.leaseMu.Unlock()
+	c.obsStop.once.Do(func() { c.obsStop.ch = make(chan struct{}) })
+	close(c.obsStop.ch)
+}
+
+// RunLeader campaigns in e with value, runs fn with the term's context
+// while this campaigner leads, and campaigns again after the term ends
+// (lost, or fn returned nil), until ctx ends. fn must return when its
+// context is done; when it returns the term is resigned. A non-nil error
+// from fn ends RunLeader with that error (after resigning). RunLeader
+// returns ctx's error (joined with ErrNotObtained) once ctx ends, or the
+// error of a campaign that cannot go on (ErrClosed).
+func RunLeader(ctx context.Context, e *Election, value string, fn func(ctx context.Context, t *Term) error) error {
+	for {
+		t, err := e.Campaign(ctx, value)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrClosed) || !errors.Is(err, ErrNotObtained) {
+				return err
+			}
+			// Elected but the value could not be published (nodes
+			// failing): try again after a pause.
+			pause := time.NewTimer(jitter(e.c.cfg.retryInterval))
+			select {
+			case <-pause.C:
+			case <-ctx.Done():
+				pause.Stop()
+				return withCtxErr(ctx, err)
+			}
+			continue
+		}
+		ferr := runTerm(ctx, t, fn)
+		_ = t.Resign(context.WithoutCancel(ctx))
+		if ferr != nil && !termOver(ferr) {
+			return ferr
+		}
+		if ctx.Err() != nil {
+			return errors.Join(ErrNotObtained, ctx.Err())
+		}
+	}
+}
+
+// termOver reports whether fn's error only says that its context ended
+// (the term's or the caller's).
+func termOver(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrResigned) || errors.Is(err, ErrClosed)
+}
+
+// runTerm runs fn under a context that ends with the term or with ctx,
+// whichever ends first (its cause says which).
+func runTerm(ctx context.Context, t *Term, fn func(ctx context.Context, t *Term) error) error {
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(t.Context(), func() { cancel(context.Cause(t.Context())) })
+	defer stop()
+	return fn(fctx, t)
+}
