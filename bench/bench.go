@@ -218,6 +218,24 @@ func (b *bench) specs() []*spec {
 		s.warm = pairs(1, b.o.dur/5)
 		out = append(out, s)
 	}
+	// The library's defaults against each one turned off (docs/defaults.md):
+	// fencing on, and restart detection, which on these fsync-always nodes
+	// asks nothing per call; forced on every node (WithRestartDetection) it
+	// costs what it costs on a node without persistence, an INFO in each
+	// acquire's round trip.
+	for _, n := range []int{1, 5} {
+		s := &spec{id: fmt.Sprintf("defaults-n%d", n), nodes: n, goroutines: 1, metric: "Lock+Unlock",
+			title: fmt.Sprintf("library defaults against each turned off, N=%d, 1 goroutine", n)}
+		s.entries = []*entry{
+			b.entry(n, recommended, "defaults", adapters.Config{Kind: adapters.Quorumlock, Fencing: true}),
+			ours(n),
+			b.entry(n, recommended, "defaults + restart detection on every node", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithRestartDetection(0)}}),
+			b.entry(n, recommended, "defaults - restart detection", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithoutRestartDetection()}}),
+		}
+		s.work = pairs(1, b.o.dur)
+		s.warm = pairs(1, b.o.dur/5)
+		out = append(out, s)
+	}
 	out = append(out, functionsSpec(b))
 	return out
 }

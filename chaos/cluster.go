@@ -60,7 +60,9 @@ type Topology struct {
 	SentinelDownAfter time.Duration
 	// SentinelFailoverTimeout is sentinel's failover-timeout; 0 means 3 s.
 	SentinelFailoverTimeout time.Duration
-	// Persistence of every data node; the zero value is none.
+	// Persistence of every data node; the zero value is none (unlike a
+	// bare localredis.Config, whose zero value is fsync-always AOF): crash
+	// scenarios without persistence rely on it.
 	Persistence localredis.Persistence
 	// Extra config directives for every data node ("name value").
 	Extra []string

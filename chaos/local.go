@@ -106,7 +106,11 @@ func startLocal(ctx context.Context, topo Topology) (_ *Cluster, err error) {
 			_ = c.Close()
 		}
 	}()
-	base := localredis.Config{Persistence: topo.Persistence, Extra: topo.Extra}
+	pers := topo.Persistence
+	if pers == localredis.DefaultPersistence {
+		pers = localredis.NoPersistence // Topology's zero value is none
+	}
+	base := localredis.Config{Persistence: pers, Extra: topo.Extra}
 
 	// Independent masters: start the servers in parallel, then put a proxy
 	// in front of each.

@@ -16,7 +16,7 @@ import (
 // whose lease ended is refused and stops.
 func ExampleRedis_Set() {
 	ctx := context.Background()
-	q, err := quorum.Dial("redis://127.0.0.1:7101,redis://127.0.0.1:7102,redis://127.0.0.1:7103", quorum.WithFencing())
+	q, err := quorum.Dial("redis://127.0.0.1:7101,redis://127.0.0.1:7102,redis://127.0.0.1:7103", quorum.WithFencing(true))
 	if err != nil {
 		fmt.Println(err)
 		return

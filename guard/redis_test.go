@@ -94,4 +94,19 @@ func TestRedisGuard(t *testing.T) {
 	if err := g.Set(ctx, "res", 0, "no token", 0); err == nil {
 		t.Fatal("token 0 (fencing off) accepted")
 	}
+	// Tokens are 16-digit numbers (a counter starts at the node's clock in
+	// microseconds): neighbours must still be told apart, beyond what a
+	// float with less than 53 bits would hold.
+	big := time.Now().UnixMicro()
+	for i, st := range []struct {
+		token int64
+		want  error
+	}{{big, nil}, {big + 1, nil}, {big, ErrStale}, {big + 2, nil}} {
+		if err := g.Set(ctx, "big", st.token, "v", 0); !errors.Is(err, st.want) || (st.want == nil) != (err == nil) {
+			t.Fatalf("16-digit step %d (token %d): %v, want %v", i, st.token, err, st.want)
+		}
+	}
+	if last, err := g.Last(ctx, "big"); last != big+2 || err != nil {
+		t.Fatalf("Last: %d %v, want %d", last, err, big+2)
+	}
 }

@@ -36,7 +36,9 @@ type Table struct {
 	Name string
 	// Key is the key column; default "id".
 	Key string
-	// Token is the token column, NOT NULL DEFAULT 0; default "fence_token".
+	// Token is the token column, a 64-bit integer (bigint NOT NULL DEFAULT
+	// 0: tokens are 16-digit numbers, a counter starts at the node's clock
+	// in microseconds); default "fence_token".
 	Token string
 	// Placeholder renders bind parameters; default Dollar.
 	Placeholder Placeholder

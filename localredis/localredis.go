@@ -24,8 +24,15 @@ import (
 type Persistence int
 
 const (
+	// DefaultPersistence (the zero value) is AOFAlways, with the data
+	// directory on tmpfs (/dev/shm) when one is there and Config.Dir is
+	// empty: fsync costs nothing there, and the quorum client's restart
+	// detection, on by default for nodes without fsync-always AOF, lets
+	// such a node vote at once. (tmpfs loses the data with the machine,
+	// which a test does not mind; Kill keeps it, as AOF on disk would.)
+	DefaultPersistence Persistence = iota
 	// NoPersistence: no RDB snapshots, no AOF. A restart starts empty.
-	NoPersistence Persistence = iota
+	NoPersistence
 	// AOF: append-only file with appendfsync everysec (Redis' default AOF mode).
 	AOF
 	// AOFAlways: append-only file fsynced on every write; what fencing
@@ -35,6 +42,8 @@ const (
 
 func (p Persistence) String() string {
 	switch p {
+	case DefaultPersistence:
+		return "default (aof-always)"
 	case NoPersistence:
 		return "none"
 	case AOF:
@@ -45,10 +54,11 @@ func (p Persistence) String() string {
 	return "Persistence(" + strconv.Itoa(int(p)) + ")"
 }
 
-// Config describes one server. The zero value is a standalone master without
-// persistence.
+// Config describes one server. The zero value is a standalone master with
+// fsync-always AOF (DefaultPersistence).
 type Config struct {
-	// Persistence defaults to NoPersistence.
+	// Persistence defaults to DefaultPersistence (AOFAlways on tmpfs when
+	// available); NoPersistence makes a server that restarts empty.
 	Persistence Persistence
 	// ReplicaOf is "host:port" of a master to replicate from; empty for a master.
 	ReplicaOf string
@@ -58,7 +68,8 @@ type Config struct {
 	// Bin is the redis-server binary; empty means Find().
 	Bin string
 	// Dir is the data directory; empty means a new temporary directory that
-	// Stop removes.
+	// Stop removes (under /dev/shm when it exists, else the system's
+	// temporary directory).
 	Dir string
 	// Env is added to the server's environment (e.g. LD_PRELOAD for clock faults).
 	Env []string
@@ -116,6 +127,22 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// tmpfsDir is where new data directories go: /dev/shm when it is a
+// writable directory (a tmpfs on Linux), else "" (the system's temporary
+// directory).
+func tmpfsDir() string {
+	const shm = "/dev/shm"
+	if fi, err := os.Stat(shm); err == nil && fi.IsDir() {
+		if f, err := os.CreateTemp(shm, ".quorumlock-probe-*"); err == nil {
+			name := f.Name()
+			_ = f.Close()
+			_ = os.Remove(name)
+			return shm
+		}
+	}
+	return ""
+}
+
 // pickPort is FreePort; tests replace it to hand out a port in use.
 var pickPort = FreePort
 
@@ -131,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, dir: cfg.Dir}
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "quorumlock-redis-*")
+		d, err := os.MkdirTemp(tmpfsDir(), "quorumlock-redis-*")
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +208,7 @@ func (s *Server) args(cfg Config) []string {
 		a = append(a, "--appendonly", "no")
 	case AOF:
 		a = append(a, "--appendonly", "yes", "--appendfsync", "everysec")
-	case AOFAlways:
+	case AOFAlways, DefaultPersistence:
 		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
 	}
 	if cfg.ReplicaOf != "" {

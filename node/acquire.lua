@@ -2,7 +2,7 @@
 -- KEYS[1] lock: the string of a single holder (lock_lib.lua) or the hash
 -- {owner -> hold count, "\0a:"..attempt -> 1}
 -- KEYS[2] fencing counter
--- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count fencing,
+-- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] the fencing retention in ms ("0": no fencing),
 -- ARGV[5] the string form of this attempt's share (node.FastValue)
 -- Returns {1, fence} when granted, {0, pttl} when held by another owner.
 local att = '\0a:' .. ARGV[3]

@@ -29,9 +29,12 @@ type Checks struct {
 	WaitTimeout time.Duration
 	// Server asks INFO server after the script: run_id and uptime.
 	Server bool
+	// Persistence asks CONFIG GET appendonly appendfsync after the script
+	// (Checked.Persistence).
+	Persistence bool
 }
 
-func (c Checks) none() bool { return c.Replicas <= 0 && !c.Server }
+func (c Checks) none() bool { return c.Replicas <= 0 && !c.Server && !c.Persistence }
 
 // Checked is what the checks found.
 type Checked struct {
@@ -46,6 +49,9 @@ type Checked struct {
 	// RunID and Uptime come from INFO server ("" and 0 when not asked).
 	RunID  string
 	Uptime time.Duration
+	// Persistence is what CONFIG GET said (PersistenceUnknown when not
+	// asked).
+	Persistence Persistence
 }
 
 // waitTimeout is the WAIT timeout for a call under ctx.
@@ -115,6 +121,11 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 			if chk.Server {
 				info = pipe.Info(ctx, "server")
 			}
+			var conf *redis.MapStringStringCmd
+			if chk.Persistence {
+				conf = persistenceCmd(ctx)
+				_ = pipe.Process(ctx, conf)
+			}
 			_, _ = pipe.Exec(ctx)
 			if err := res.Err(); err != nil {
 				if try == 0 && n.funcs && functionMissing(err) {
@@ -148,6 +159,11 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 				out.RunID = infoField(s, "run_id")
 				up, _ := strconv.ParseInt(infoField(s, "uptime_in_seconds"), 10, 64)
 				out.Uptime = time.Duration(up) * time.Second
+			}
+			if conf != nil {
+				// A refused CONFIG is an answer (not persistent), not the
+				// call's failure.
+				out.Persistence, _ = persistenceOf(conf)
 			}
 			return nil
 		}
@@ -198,12 +214,7 @@ func acquireAnswer(res []int64) (granted bool, remaining time.Duration, fence in
 	return false, remaining, 0
 }
 
-func (l *Lock) fenceArg() string {
-	if l.fencing {
-		return "1"
-	}
-	return "0"
-}
+func (l *Lock) fenceArg() string { return l.n.fenceArg(l.fencing) }
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
@@ -237,7 +248,7 @@ func (l *Lock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks)
 
 // FenceChecked is Fence with checks in the same round trip.
 func (l *Lock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys[:], []any{l.attempt, token}, chk)
+	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys[:], []any{l.attempt, token, l.n.retentionMS()}, chk)
 	if err != nil {
 		return false, c, err
 	}

@@ -10,7 +10,9 @@ import (
 )
 
 // persistentKey reports whether key is one of the keys a lock keeps
-// without expiry on purpose: the fencing counter (Keys.Fence) and the fair
+// without expiry on purpose: the fencing counter (Keys.Fence: kept for the
+// fencing retention, re-armed on use, but one made by an earlier version
+// has no expiry until its next use) and the fair
 // lock's ticket counter (FairKeys.Ticket). Every other key under the prefix
 // carries a TTL.
 func persistentKey(key string) bool { return lockkeys.Persistent(key) }

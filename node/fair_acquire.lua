@@ -1,8 +1,8 @@
 -- One fair acquisition attempt of one waiter on this node: place or refresh
 -- the waiter's entry, then grant when the lock is free and the waiter is
 -- first in line.
--- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count
--- fencing, ARGV[5] waiter ("" with mode "try"), ARGV[6] ticket,
+-- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] the fencing
+-- retention in ms ("0": no fencing), ARGV[5] waiter ("" with mode "try"), ARGV[6] ticket,
 -- ARGV[7] mode: "try" (no entry: grant only when nobody is in line),
 -- "enqueue" (phase two of the ticket: write it back and place the entry),
 -- "place" (as enqueue, but the entry taking a ticket must still be there),

@@ -10,6 +10,7 @@ import (
 func TestInspectAndForcedRecord(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()
+	presetFence(t, n, "ins")
 	a := n.Lock("ins", "alice", "1", true)
 	if ok, _, _, err := a.Acquire(ctx, 5*time.Second); !ok || err != nil {
 		t.Fatalf("acquire: %v %v", ok, err)

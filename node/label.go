@@ -32,6 +32,14 @@ func (n *Node) SetLabel(ctx context.Context, id, label string, ttl time.Duration
 	})
 }
 
+// DropLabel removes client id's label from this node (a client that
+// closes leaves nothing behind).
+func (n *Node) DropLabel(ctx context.Context, id string) error {
+	return n.call(ctx, func(ctx context.Context) error {
+		return n.client.Del(ctx, n.LabelKey(id)).Err()
+	})
+}
+
 // clientOf is the id of the client that made owner ("id:seq", the part
 // before the last ':'), "" when owner has no such form.
 func clientOf(owner string) string {

@@ -195,6 +195,6 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 
 // Fence writes token back set-if-greater where this attempt's grant stands.
 func (l *Lock) Fence(ctx context.Context, token int64) (bool, error) {
-	v, err := l.int(ctx, fenceScript, l.keys[:], l.attempt, token)
+	v, err := l.int(ctx, fenceScript, l.keys[:], l.attempt, token, l.n.retentionMS())
 	return v == 1, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,8 +36,14 @@ type Node struct {
 	batch   *batcher // batch.go; nil: every call on its own
 	noBatch bool
 
+	fenceRetention time.Duration // WithFenceRetention
+
 	funcs, funcsSet bool // WithFunctions (functions.go)
 }
+
+// DefaultFenceRetention is how long a fencing counter stays on a node
+// after its last use (WithFenceRetention).
+const DefaultFenceRetention = 7 * 24 * time.Hour
 
 // Option configures a Node.
 type Option func(*Node)
@@ -53,6 +60,19 @@ func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 // round trip, as before batching existed.
 func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
 
+// WithFenceRetention sets how long a fencing counter is kept after its last
+// use: every grant that counts or reads it, and every write-back, re-arms
+// this expiry, so counters of names no longer locked go away. A counter
+// created (or re-created after it expired) starts at the node's clock in
+// microseconds (TIME), so the tokens it hands out still exceed every token
+// of the counter that expired, as long as the node's clock did not go back
+// by more than the retention. Default DefaultFenceRetention (7 days); it
+// must be at least one hour.
+func WithFenceRetention(d time.Duration) Option { return func(n *Node) { n.fenceRetention = d } }
+
+// MinFenceRetention is the shortest WithFenceRetention accepted.
+const MinFenceRetention = time.Hour
+
 // New wraps a go-redis client.
 //
 // Per-call deadlines are what keep a frozen node from stalling a quorum. A
@@ -65,13 +85,16 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	if client == nil {
 		return nil, errors.New("quorumlock: nil redis client")
 	}
-	n := &Node{client: client, prefix: DefaultPrefix}
+	n := &Node{client: client, prefix: DefaultPrefix, fenceRetention: DefaultFenceRetention}
 	n.name, n.guarded = describe(client)
 	for _, o := range opts {
 		o(n)
 	}
 	if !n.funcsSet {
 		n.funcs = testmode.Functions
+	}
+	if n.fenceRetention < MinFenceRetention {
+		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v: a fencing counter must be kept at least %v, far longer than any lease", n.fenceRetention, MinFenceRetention)
 	}
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
@@ -125,6 +148,18 @@ func (n *Node) Name() string { return n.name }
 
 // String is the node's name.
 func (n *Node) String() string { return n.name }
+
+// fenceArg is the acquire scripts' fencing argument: "0" without fencing,
+// else the counters' retention in ms (acquire_lib.lua).
+func (n *Node) fenceArg(fencing bool) string {
+	if !fencing {
+		return "0"
+	}
+	return strconv.FormatInt(n.fenceRetention.Milliseconds(), 10)
+}
+
+// retentionMS is the counters' retention in ms (fence.lua's ARGV[3]).
+func (n *Node) retentionMS() int64 { return n.fenceRetention.Milliseconds() }
 
 // Client is the go-redis client the node was built on.
 func (n *Node) Client() redis.UniversalClient { return n.client }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,7 @@ func hashTag(key string) string {
 func TestAcquireScript(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()
+	presetFence(t, n, "l") // counts from 0 (a new counter starts at the clock: TestFenceSeed)
 	a1 := n.Lock("l", "alice", "att-1", true)
 	ok, _, fence, err := a1.Acquire(ctx, time.Second)
 	if !ok || err != nil || fence != 1 {
@@ -264,5 +266,43 @@ func TestParseInfo(t *testing.T) {
 	m := ParseInfo("# Server\r\nredis_version:7.0.15\r\nrun_id:abc\r\n\r\n# Other\r\nuptime_in_seconds:12\r\n")
 	if m["redis_version"] != "7.0.15" || m["run_id"] != "abc" || m["uptime_in_seconds"] != "12" {
 		t.Fatalf("%v", m)
+	}
+}
+
+// presetFence makes name's fencing counter exist at 0, so grants count
+// 1, 2, … from it as an existing counter does.
+func presetFence(t *testing.T, n *Node, name string) {
+	t.Helper()
+	if err := n.Client().Set(t.Context(), n.Keys(name).Fence, 0, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A fencing counter that does not exist starts at the node's clock in
+// microseconds, so a counter that expired (or was lost) still hands out
+// larger tokens; every use re-arms its retention.
+func TestFenceSeed(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	key := n.Keys("seed").Fence
+	before := time.Now().UnixMicro()
+	l := n.Lock("seed", "alice", "1", true)
+	ok, _, fence, err := l.Acquire(ctx, time.Second)
+	if !ok || err != nil || fence < before || fence > time.Now().UnixMicro()+1 {
+		t.Fatalf("first grant: %v %d %v, want a token from the clock in [%d, now]", ok, fence, err, before)
+	}
+	if ttl := n.Client().PTTL(ctx, key).Val(); ttl <= DefaultFenceRetention-time.Minute || ttl > DefaultFenceRetention {
+		t.Fatalf("counter expires in %v, want the retention %v", ttl, DefaultFenceRetention)
+	}
+	_, _ = l.Release(ctx)
+	// An old counter (an earlier version's, without expiry) counts on and
+	// gets the retention at its next use.
+	n.Client().Set(ctx, key, 41, 0)
+	ok, _, fence, err = n.Lock("seed", "bob", "2", true).Acquire(ctx, time.Second)
+	if !ok || err != nil || fence != 42 || n.Client().PTTL(ctx, key).Val() <= 0 {
+		t.Fatalf("grant on an old counter: %v %d %v (pttl %v), want 42 and an expiry", ok, fence, err, n.Client().PTTL(ctx, key).Val())
+	}
+	if _, err := New(n.Client(), WithFenceRetention(time.Minute)); err == nil || !strings.Contains(err.Error(), "WithFenceRetention") {
+		t.Fatalf("a 1-minute retention: %v, want an error naming WithFenceRetention", err)
 	}
 }

@@ -2,8 +2,11 @@ package node
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Time is the node's clock (TIME).
@@ -48,4 +51,61 @@ func ParseInfo(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// Persistence is what a node's configuration says about keeping its data
+// across a crash (Node.Persistence, Checks.Persistence).
+type Persistence int8
+
+const (
+	// PersistenceUnknown: not asked yet, or the node did not answer.
+	PersistenceUnknown Persistence = iota
+	// Persistent: appendonly yes with appendfsync always, so a grant is on
+	// disk before the node answers it.
+	Persistent
+	// NotPersistent: anything else, including a node that refuses CONFIG
+	// (renamed or denied): nothing vouches for its data.
+	NotPersistent
+)
+
+// persistenceCmd asks CONFIG GET appendonly appendfsync (one command).
+func persistenceCmd(ctx context.Context) *redis.MapStringStringCmd {
+	return redis.NewMapStringStringCmd(ctx, "config", "get", "appendonly", "appendfsync")
+}
+
+// persistenceOf reads persistenceCmd's answer. A server's error reply
+// (CONFIG refused) is NotPersistent; a failed call is PersistenceUnknown
+// with its error.
+func persistenceOf(cmd *redis.MapStringStringCmd) (Persistence, error) {
+	m, err := cmd.Result()
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return NotPersistent, nil
+		}
+		return PersistenceUnknown, err
+	}
+	if m["appendonly"] == "yes" && m["appendfsync"] == "always" {
+		return Persistent, nil
+	}
+	return NotPersistent, nil
+}
+
+// Persistence asks the node whether it keeps every write on disk before it
+// answers (appendonly yes and appendfsync always) with one CONFIG GET. On a
+// Cluster client the command goes to one of its servers, so the answer
+// stands for that one only: callers treat a Cluster node on their own.
+func (n *Node) Persistence(ctx context.Context) (Persistence, error) {
+	var p Persistence
+	err := n.call(ctx, func(ctx context.Context) error {
+		cmd := persistenceCmd(ctx)
+		_ = n.client.Process(ctx, cmd)
+		var e error
+		p, e = persistenceOf(cmd)
+		return e
+	})
+	if err != nil {
+		return PersistenceUnknown, err
+	}
+	return p, nil
 }

@@ -53,14 +53,11 @@ func (n *Node) RWLock(name, owner, attempt string, write, fencing bool) *RWLock 
 func (l *RWLock) String() string { return l.n.name }
 
 func (l *RWLock) args(ttl time.Duration) []any {
-	mode, f := "r", "0"
+	mode := "r"
 	if l.write {
 		mode = "w"
 	}
-	if l.fencing {
-		f = "1"
-	}
-	return []any{l.owner, ms(ttl), l.attempt, f, mode}
+	return []any{l.owner, ms(ttl), l.attempt, l.n.fenceArg(l.fencing), mode}
 }
 
 // Acquire runs the read-write acquire script once.
@@ -121,7 +118,7 @@ func (l *RWLock) Fence(ctx context.Context, token int64) (bool, error) {
 
 // FenceChecked is Fence with checks in the same round trip.
 func (l *RWLock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys, []any{l.attempt, token}, chk)
+	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys, []any{l.attempt, token, l.n.retentionMS()}, chk)
 	if err != nil {
 		return false, c, err
 	}

@@ -3,8 +3,8 @@
 -- KEYS[1] lock hash {"\0mode" -> "read"|"write",
 --                    "\0a:"..attempt -> mode..":"..deadline_ms..":"..owner}
 -- KEYS[2] fencing counter
--- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] "1" to count
--- fencing, ARGV[5] "r" for a read share, "w" for a write share
+-- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] the fencing
+-- retention in ms ("0": no fencing), ARGV[5] "r" for a read share, "w" for a write share
 -- Returns {1, fence} when granted, {0, pttl} when refused.
 -- Each share carries its own deadline (a reader that crashed does not live on
 -- while other readers renew the key); the key's PX covers the latest one.

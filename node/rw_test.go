@@ -129,6 +129,7 @@ func TestRWExpiredShareIsDropped(t *testing.T) {
 func TestRWFence(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()
+	presetFence(t, n, "f") // counts from 0 (a new counter starts at the clock: TestFenceSeed)
 	acq := func(owner, att string, write bool) (*RWLock, int64) {
 		l := n.RWLock("f", owner, att, write, true)
 		ok, _, f, err := l.Acquire(ctx, time.Second)
@@ -206,6 +207,7 @@ func TestChecked(t *testing.T) {
 	ctx := t.Context()
 	replica := localredis.StartT(t, localredis.Config{ReplicaOf: s.Addr()})
 	waitLinkUp(t, replica)
+	presetFence(t, n, "c")
 	l := n.Lock("c", "a", "1", true)
 	ok, _, fence, c, err := l.AcquireChecked(ctx, 10*time.Second, Checks{Replicas: 1, WaitTimeout: time.Second, Server: true})
 	if !ok || err != nil || fence != 1 {

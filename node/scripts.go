@@ -29,7 +29,7 @@ var (
 	acquireScript      = script("acquire", lockLibLua+acquireLibLua+acquireLua)
 	releaseScript      = script("release", lockLibLua+releaseLua)
 	extendScript       = script("extend", lockLibLua+extendLua)
-	fenceScript        = script("fence", promoted(fenceLua))
+	fenceScript        = script("fence", lockLibLua+fenceLua)
 	forceReleaseScript = script("force-release", forceReleaseLua)
 	forceFinishScript  = script("force-finish", promoted(forceFinishLua))
 )

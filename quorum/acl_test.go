@@ -19,6 +19,9 @@ const (
 	// fencing, the watchdog, Extend and Unlock, on the default key prefix.
 	aclLockClient = "resetkeys ~quorumlock:* resetchannels &quorumlock:* -@all " +
 		"+hello +ping +evalsha +eval +script|load +subscribe +unsubscribe +time " +
+		// restart detection (default): CONFIG GET once per node, INFO server
+		// with each acquire on a node without fsync-always persistence
+		"+config|get +info " +
 		// what the Lua scripts and the fast path call
 		"+set +get +del +exists +pttl +pexpire +publish +hset +hget +hmget +hdel +hexists +hgetall +hincrby +hlen +incr +zadd +zrem +zscore +zrangebyscore"
 	// aclOperator: quorumlock locks, inspect, unlock --force, check and the
@@ -83,10 +86,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		"nopublish": noPublish, "nomulti": noMulti, "otherprefix": otherPrefix}))
 
 	for _, fencing := range []bool{false, true} {
-		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond)}
-		if fencing {
-			opts = append(opts, quorum.WithFencing())
-		}
+		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond), quorum.WithFencing(fencing)}
 		c := dialT(t, urls["locker"], opts...)
 		m, _ := c.Mutex("acl/job")
 		l1, err := m.Lock(ctx)
@@ -155,7 +155,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 
 	// A missing permission is named, with the command to grant it.
 	var pe *node.PermissionError
-	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing()).Mutex("acl/nopublish")
+	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing(true)).Mutex("acl/nopublish")
 	l, err := m.TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)

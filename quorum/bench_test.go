@@ -68,7 +68,7 @@ func benchLockUnlock(b *testing.B, n, g int, fencing bool) {
 	_, clients := benchCluster(b, n)
 	opts := []Option{}
 	if fencing {
-		opts = append(opts, WithFencing())
+		opts = append(opts, WithFencing(true))
 	}
 	c, err := New(clients, opts...)
 	if err != nil {
@@ -142,7 +142,7 @@ func BenchmarkLockUnlockFencing(b *testing.B) {
 		m, _ := c.Mutex("fence-bench")
 		return m
 	}
-	fenced, plain := mk(WithFencing()), mk()
+	fenced, plain := mk(WithFencing(true)), mk()
 	var tf, tp time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -64,6 +64,7 @@ type config struct {
 	releaseTimeout time.Duration
 	retryInterval  time.Duration
 	fencing        bool
+	fenceRetention time.Duration // WithFenceRetention
 	clock          drift.Clock
 	prefix         string
 	noBatch        bool
@@ -113,12 +114,24 @@ func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.rel
 // TTL. Default 500ms.
 func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
 
-// WithFencing makes every lease carry a fencing token that strictly increases
-// across holders: the highest counter among the granting nodes, written back
-// set-if-greater on a quorum before the lease is handed out (one more round
-// trip). Counters survive a node crash only with appendonly yes and
-// appendfsync always. Default off; Lease.Token is 0 without it.
-func WithFencing() Option { return func(c *config) { c.fencing = true } }
+// WithFencing turns fencing tokens on or off. On, every lease carries a
+// token that strictly increases across holders: the highest counter among
+// the granting nodes, written back set-if-greater on a quorum before the
+// lease is handed out (one more round trip). Hand it to the resource
+// (package guard) so a holder whose lease ended cannot overwrite a newer
+// holder's work. Counters survive a node crash only with appendonly yes and
+// appendfsync always. Default on; WithFencing(false) saves the round trip
+// and Lease.Token is then 0.
+func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
+
+// WithFenceRetention sets how long a node keeps a lock name's fencing
+// counter after its last use (every grant re-arms it), so per-entity names
+// ("orders/<id>") do not grow the keyspace for ever. A counter that expired
+// is re-created from the node's clock in microseconds (TIME), so tokens
+// still increase, unless a node's clock is set back by more than the
+// retention. Default 7 days; at least 1 hour, and at least 100 times the
+// TTL.
+func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.fenceRetention = d } }
 
 // WithKeyPrefix sets the prefix of every key and channel. Default
 // "quorumlock:".
@@ -172,6 +185,8 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 		retryInterval:  500 * time.Millisecond,
 		clock:          drift.System,
 		prefix:         node.DefaultPrefix,
+		fencing:        true,
+		fenceRetention: node.DefaultFenceRetention,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -206,6 +221,9 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cfg.clock == nil {
 		return nil, errors.New("quorumlock: nil clock")
 	}
+	if r := cfg.fenceRetention; r < node.MinFenceRetention || r < 100*cfg.ttl {
+		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v is too short: keep fencing counters at least %v and 100 times the TTL (%v), far longer than any lease", r, node.MinFenceRetention, 100*cfg.ttl)
+	}
 	label, err := clientLabel(cfg) // label.go
 	if err != nil {
 		return nil, err
@@ -221,7 +239,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
 		}
 		seenClient[rc] = i
-		nd, err := node.New(rc, cfg.nodeOptions()...)
+		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithFenceRetention(cfg.fenceRetention)}, cfg.functionsOptions()...)...)
 		if err != nil {
 			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
 		}
@@ -239,7 +257,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 		Prefix:           cfg.prefix,
 		Fencing:          cfg.fencing,
 		WaitReplicas:     cfg.safety.waitReplicas,
-		RestartDetection: cfg.safety.restart,
+		RestartDetection: cfg.safety.restart != restartOff,
 	})
 	if err := c.initSafety(); err != nil {
 		return nil, err
@@ -253,6 +271,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	_ = c.warm(ctx) // warmup.go
+	c.probePersistence(ctx)
 	cancel()
 	return c, nil
 }
@@ -269,7 +288,9 @@ func (c *Client) Admin() *admin.Tools { return c.admin }
 // the TTL). Then Close stops the pub/sub listeners and waits for node calls
 // that were left running after a decision (each ends by its own deadline).
 // Lock and TryLock after Close return ErrClosed; Unlock of a lease Close
-// ended returns its Err. A second Close returns nil.
+// ended returns its Err. Close also removes the client's label from every
+// node (WithLabel), so nothing of the client stays there. A second Close
+// returns nil.
 func (c *Client) Close() error {
 	leases, first := c.markClosed()
 	if !first {
@@ -281,6 +302,9 @@ func (c *Client) Close() error {
 	c.stopObservers() // election.go; they are counted in wg
 	errs := fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Close() })
 	c.wg.Wait()
+	// After the wait: a label being recorded has landed and is removed too.
+	// A node that does not answer is not Close's failure: its label expires.
+	_ = c.dropLabel()
 	c.workers.Close()
 	if len(c.owned) > 0 {
 		errs = append(errs, closeAll(c.owned))

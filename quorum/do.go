@@ -20,7 +20,7 @@ import (
 // is done and must not keep using the resource afterwards.
 //
 // fn's context carries the lease: LeaseFrom(ctx).Token() is the fencing
-// token to hand to the resource (with WithFencing).
+// token to hand to the resource (fencing is on by default).
 //
 // It is the Go form of an annotation-driven lock: the lock's scope is the
 // call.

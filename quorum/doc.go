@@ -74,8 +74,27 @@
 //
 // A lock and its leases are safe against a holder that keeps running after
 // its lease ended only if the protected resource checks fencing tokens:
-// WithFencing gives every lease a Token that strictly increases across
-// holders.
+// every lease carries a Token that strictly increases across holders (hand
+// it to package guard, or check it in your store).
+//
+// # Defaults
+//
+// The protections are on unless turned off (docs/defaults.md has each
+// one's measured cost):
+//   - fencing tokens: default on; WithFencing(false) saves a round trip.
+//     Counters expire after WithFenceRetention (7 days) without use and
+//     restart from the node's clock in microseconds, so tokens still
+//     increase (unless a node's clock goes back by more than that).
+//   - restart detection: default on for each node that lacks appendonly
+//     yes with appendfsync always (asked once with CONFIG GET): such a node
+//     does not vote while it is younger than the largest TTL in use or
+//     after its run_id changed. WithRestartDetection forces it on every
+//     node; WithoutRestartDetection turns it off.
+//   - nothing left behind: Close removes the client's label from every
+//     node; lock keys carry their TTL.
+//   - batching of concurrent calls: default on (WithBatching).
+//   - off by default: WithReplicaAck, WithPreflight, WithObserver and
+//     WithLogger.
 //
 // # More
 //

@@ -164,7 +164,7 @@ func ExampleWithFencing() {
 	_, nodes, stop := startNodes(3)
 	defer stop()
 	ctx := context.Background()
-	client, err := quorum.New(nodes, quorum.WithFencing())
+	client, err := quorum.New(nodes, quorum.WithFencing(true))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func ExampleWithFencing_guard() {
 	_, nodes, stop := startNodes(4)
 	defer stop()
 	ctx := context.Background()
-	client, err := quorum.New(nodes[:3], quorum.WithFencing())
+	client, err := quorum.New(nodes[:3], quorum.WithFencing(true))
 	if err != nil {
 		log.Fatal(err)
 	}

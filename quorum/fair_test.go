@@ -112,7 +112,7 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 	// onGrant runs inside Lock right after the acquisition, so the history
 	// is in acquisition order; which worker it was is filled in below.
 	for i := range fms {
-		c := newClient(t, clientsOf(t, servers, nil), WithTTL(2*time.Second), WithFencing())
+		c := newClient(t, clientsOf(t, servers, nil), WithTTL(2*time.Second), WithFencing(true))
 		fms[i] = mustFair(t, c, "fifo")
 		fms[i].onGrant = func(waiter string, ticket int64) {
 			mu.Lock()

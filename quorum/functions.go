@@ -31,14 +31,13 @@ func WithFunctions(on bool) Option {
 	}
 }
 
-// nodeOptions are the options of the client's nodes.
-func (c config) nodeOptions() []node.Option {
-	opts := []node.Option{node.WithPrefix(c.prefix), node.WithBatching(!c.noBatch)}
-	if c.functions != 0 {
-		// Unset, node.New keeps its own default (the tests' switch).
-		opts = append(opts, node.WithFunctions(c.functions > 0))
+// functionsOptions are the node options of WithFunctions: none when it
+// was not given, so node.New keeps its own default (the tests' switch).
+func (c config) functionsOptions() []node.Option {
+	if c.functions == 0 {
+		return nil
 	}
-	return opts
+	return []node.Option{node.WithFunctions(c.functions > 0)}
 }
 
 // LoadFunctions loads this version's function library (WithFunctions) on

@@ -158,7 +158,7 @@ func TestFunctionsMode(t *testing.T) {
 		clients[i], admins[i] = s.Client(), s.Client()
 		t.Cleanup(func() { clients[i].Close(); admins[i].Close() })
 	}
-	c, err := quorum.New(clients, quorum.WithFunctions(true), quorum.WithFencing(),
+	c, err := quorum.New(clients, quorum.WithFunctions(true), quorum.WithFencing(true),
 		quorum.WithTTL(2*time.Second), quorum.WithRetryInterval(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -205,11 +205,7 @@ func TestFunctionsLeastPrivilegeACL(t *testing.T) {
 	})
 	opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond)}
 	fcallOnly := func(fencing bool) []quorum.Option {
-		o := append(append([]quorum.Option(nil), opts...), quorum.WithFunctions(true))
-		if fencing {
-			o = append(o, quorum.WithFencing())
-		}
-		return o
+		return append(append([]quorum.Option(nil), opts...), quorum.WithFunctions(true), quorum.WithFencing(fencing))
 	}
 
 	// Before the library is on the nodes, the user that may not load it is
@@ -237,7 +233,7 @@ func TestFunctionsLeastPrivilegeACL(t *testing.T) {
 
 	// Functions off: one line naming EVALSHA, how to grant it, and the
 	// option that needs no EVAL.
-	off := dialT(t, urls["fcall"], append(opts, quorum.WithFunctions(false), quorum.WithFencing())...)
+	off := dialT(t, urls["fcall"], append(opts, quorum.WithFunctions(false), quorum.WithFencing(true))...)
 	m, _ = off.Mutex("acl/off")
 	_, err = m.TryLock(ctx)
 	if !errors.As(err, &pe) || pe.Command != "evalsha" || strings.Contains(err.Error(), "\n") ||
@@ -247,7 +243,7 @@ func TestFunctionsLeastPrivilegeACL(t *testing.T) {
 	t.Logf("Functions off, no EVALSHA: %v", err)
 	// Without fencing the fast path (SET NX) needs no script, but Unlock
 	// does.
-	m, _ = dialT(t, urls["fcall"], append(opts, quorum.WithFunctions(false))...).Mutex("acl/off2")
+	m, _ = dialT(t, urls["fcall"], append(opts, quorum.WithFunctions(false), quorum.WithFencing(false))...).Mutex("acl/off2")
 	l, err := m.TryLock(ctx)
 	if err == nil {
 		err = l.Unlock(context.Background())

@@ -37,13 +37,13 @@ func resumeAll(servers []*localredis.Server) {
 // the same with nodes that do not answer.
 func TestInspectVerdicts(t *testing.T) {
 	servers, clients := cluster(t, 5)
-	c := newClient(t, clients, WithTTL(5*time.Second), WithFencing())
+	c := newClient(t, clients, WithTTL(5*time.Second), WithFencing(true))
 	ctx := t.Context()
 	t.Cleanup(func() { resumeAll(servers) })
 
 	// The All policy makes every node hold alice's lock (a Majority grant
 	// stops at 3), so which node is frozen below does not matter.
-	lease, err := mustMutex(t, newClient(t, clients, WithTTL(5*time.Second), WithFencing(), WithPolicy(All)), "jobs/held", WithOwner("alice")).TryLock(ctx)
+	lease, err := mustMutex(t, newClient(t, clients, WithTTL(5*time.Second), WithFencing(true), WithPolicy(All)), "jobs/held", WithOwner("alice")).TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestInspectVerdicts(t *testing.T) {
 // longer lists the name, and the fencing counter stays.
 func TestForceUnlockIsRecorded(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithFencing())
+	c := newClient(t, clients, WithFencing(true))
 	ctx := t.Context()
 	// Lock and TryLock return at a quorum of grants and give up on slower
 	// nodes; the All policy makes every node hold it, so counts are exact.
-	lease, err := mustMutex(t, newClient(t, clients, WithFencing(), WithPolicy(All)), "rec").TryLock(ctx)
+	lease, err := mustMutex(t, newClient(t, clients, WithFencing(true), WithPolicy(All)), "rec").TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

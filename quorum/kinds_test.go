@@ -236,7 +236,7 @@ func kindFencing(t *testing.T, k kindNodes) {
 		wg   sync.WaitGroup
 	)
 	for range 2 {
-		c := newClient(t, k.clients, WithFencing())
+		c := newClient(t, k.clients, WithFencing(true))
 		m := mustMutex(t, c, "kind/fenced")
 		for range 2 {
 			wg.Add(1)
@@ -320,7 +320,7 @@ func kindMutexAll(t *testing.T, k kindNodes) {
 // Every key of one lock is in one hash slot (CLUSTER KEYSLOT), and the lock
 // lives on the master serving that slot. Other kinds have one keyspace.
 func kindHashSlot(t *testing.T, k kindNodes) {
-	c := newClient(t, k.clients, WithFencing(), WithPolicy(All))
+	c := newClient(t, k.clients, WithFencing(true), WithPolicy(All))
 	ctx := t.Context()
 	const name = "kind/slot"
 	l, err := mustMutex(t, c, name).TryLock(ctx)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -95,6 +96,9 @@ func (c *Client) renewLabel() {
 	if c.label == "" || time.Now().UnixNano() < due || !c.labelDue.CompareAndSwap(due, time.Now().Add(labelRenew).UnixNano()) {
 		return
 	}
+	// The caller (track) holds leaseMu, under which Close marks the client
+	// closed: this goroutine is counted in wg before Close waits for wg and
+	// then removes the label.
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -102,4 +106,23 @@ func (c *Client) renewLabel() {
 		defer cancel()
 		c.recordLabel(ctx)
 	}()
+}
+
+// dropLabel removes the client's label from every node, bounded by the
+// release timeout, if the client recorded one (Close: nothing of a closed
+// client stays on the nodes). A node that does not answer keeps it until
+// its expiry (labelTTL).
+func (c *Client) dropLabel() error {
+	if c.label == "" || c.labelDue.Load() == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
+	defer cancel()
+	errs := fanout.All(len(c.nodes), func(i int) error {
+		if err := c.nodes[i].DropLabel(ctx, c.id); err != nil {
+			return &NodeError{Node: c.nodes[i].Name(), Err: fmt.Errorf("removing the client's label: %w", err)}
+		}
+		return nil
+	})
+	return errors.Join(errs...)
 }

@@ -88,8 +88,10 @@ func (l *Lease) end(cause error) {
 // moved on by every successful renewal.
 func (l *Lease) Until() time.Time { return l.ml.Until() }
 
-// Token is the fencing token (0 unless the client has WithFencing). Tokens
-// strictly increase across successive holders of the same name.
+// Token is the fencing token (0 when the client has WithFencing(false)).
+// Tokens strictly increase across successive holders of the same name; they
+// are 16-digit numbers (a counter starts at a node's clock in microseconds),
+// so store them as 64-bit integers.
 func (l *Lease) Token() int64 { return l.ml.Token() }
 
 // name is the lock's name.

@@ -15,7 +15,7 @@ import (
 // its context.
 func TestDoAnyKindWithLease(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithTTL(2*time.Second), WithFencing())
+	c := newClient(t, clients, WithTTL(2*time.Second), WithFencing(true))
 	ctx := t.Context()
 	fair, err := c.FairMutex("do/fair")
 	if err != nil {

@@ -64,7 +64,7 @@ func TestFencingTokensIncrease(t *testing.T) {
 	)
 	var wg sync.WaitGroup
 	for k := range 3 {
-		c := newClient(t, clients, WithFencing(), WithTTL(5*time.Second))
+		c := newClient(t, clients, WithFencing(true), WithTTL(5*time.Second))
 		m := mustMutex(t, c, "fenced")
 		for range 3 {
 			wg.Add(1)

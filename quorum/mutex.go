@@ -211,7 +211,7 @@ func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held 
 		if m.elect {
 			nl.Elect()
 		}
-		if !c.gated() {
+		if !c.gated(i) {
 			return nl
 		}
 		l = nl

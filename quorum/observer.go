@@ -69,7 +69,7 @@ type Event struct {
 	Votes []Vote
 	// Held (OpRelease, OpLost): time since the lease was obtained.
 	Held time.Duration
-	// Token is the lease's fencing token (0 without WithFencing, or when no
+	// Token is the lease's fencing token (0 with WithFencing(false), or when no
 	// lease was obtained).
 	Token int64
 	// Watchdog (OpExtend): the renewal was the watchdog's.

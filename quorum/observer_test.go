@@ -57,7 +57,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	_, clients := cluster(t, 3)
 	rec := &recorder{}
 	const ttl = 600 * time.Millisecond
-	c := newClient(t, clients, WithTTL(ttl), WithObserver(rec), WithFencing())
+	c := newClient(t, clients, WithTTL(ttl), WithObserver(rec), WithFencing(true))
 	m := mustMutex(t, c, "observed")
 	ctx := t.Context()
 

@@ -32,7 +32,7 @@ func findingAbout(r *admin.Report, sev admin.Severity, addr, text string) []admi
 // off; a clean setup has no warnings; WithPreflight makes New refuse.
 func TestPreflight(t *testing.T) {
 	good := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.AOFAlways, Extra: []string{"maxmemory-policy noeviction"}})
-	plain := localredis.StartT(t, localredis.Config{})
+	plain := localredis.StartT(t, localredis.Config{Persistence: localredis.NoPersistence})
 	lru := localredis.StartT(t, localredis.Config{Persistence: localredis.AOFAlways, Extra: []string{"maxmemory 100mb", "maxmemory-policy allkeys-lru"}})
 	replica := localredis.StartT(t, localredis.Config{ReplicaOf: good[0].Addr()})
 	client := func(addr string) redis.UniversalClient {
@@ -48,7 +48,7 @@ func TestPreflight(t *testing.T) {
 			cs = append(cs, client(s.Addr()))
 		}
 		// Servers just started are younger than a TTL: a notice only.
-		c := newClient(t, cs, WithFencing(), WithTTL(time.Second))
+		c := newClient(t, cs, WithFencing(true), WithTTL(time.Second))
 		r, err := c.Admin().Check(ctx, "orders")
 		if err != nil {
 			t.Fatal(err)

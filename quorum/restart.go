@@ -36,25 +36,52 @@ func (e *restartError) Error() string {
 
 func (e *restartError) Unwrap() error { return ErrNodeRestarted }
 
+// restartMode is how restart detection applies (WithRestartDetection,
+// WithoutRestartDetection).
+type restartMode int8
+
+const (
+	restartAuto restartMode = iota // default: nodes without fsync-always persistence
+	restartOn                      // WithRestartDetection: every node
+	restartOff                     // WithoutRestartDetection
+)
+
 // WithRestartDetection makes the client enforce a delayed restart (the
-// RedLock paper's remedy for nodes that lose their keys in a crash): a node
-// whose run_id changed since this client last saw it, or that has been up
-// for less than delay, does not vote until delay has passed. A node that
-// restarted empty could otherwise grant a lock another client still holds
-// there. Each acquire asks INFO server in the same round trip as the acquire
-// script (no extra round trip; a node known to be sitting out is not asked
-// at all).
+// RedLock paper's remedy for nodes that lose their keys in a crash) on
+// every node: a node whose run_id changed since this client last saw it, or
+// that has been up for less than delay, does not vote until delay has
+// passed. A node that restarted empty could otherwise grant a lock another
+// client still holds there. Each acquire asks INFO server in the same round
+// trip as the acquire script (no extra round trip; a node known to be
+// sitting out is not asked at all).
 //
-// delay 0 (the default when on) means the largest TTL in use: the client
-// TTL or the longest lease time this client has acquired with, whichever is
-// larger. Set it explicitly when other processes use longer TTLs. Default
-// off.
+// delay 0 means the largest TTL in use: the client TTL or the longest
+// lease time this client has acquired with, whichever is larger. Set it
+// explicitly when other processes use longer TTLs.
+//
+// Default on, per node: without this option restart detection applies,
+// with the delay 0, to each node that does not say appendonly yes and
+// appendfsync always (CONFIG GET, asked once when the client connects; a
+// node that refuses CONFIG, and every Cluster node, counts as not
+// persistent), and persistent nodes vote at once with no extra command.
+// WithRestartDetection forces it on every node (persistent or not);
+// WithoutRestartDetection turns it off.
 //
 // It protects mutual exclusion across a crash without persistence. It does
 // not keep fencing counters monotonic: for those use appendonly yes with
 // appendfsync always (see docs/safety.md).
 func WithRestartDetection(delay time.Duration) Option {
-	return func(c *config) { c.safety.restart, c.safety.restartDelay = true, delay }
+	return func(c *config) { c.safety.restart, c.safety.restartDelay = restartOn, delay }
+}
+
+// WithoutRestartDetection turns restart detection off, also for nodes
+// without persistence (see WithRestartDetection): a node that crashed and
+// restarted empty votes at once and may grant a lock another client still
+// holds. Use it only when every node has appendonly yes with appendfsync
+// always, or when losing mutual exclusion across a crash is acceptable;
+// admin.Tools.Check then warns about each node without persistence.
+func WithoutRestartDetection() Option {
+	return func(c *config) { c.safety.restart, c.safety.restartDelay = restartOff, 0 }
 }
 
 // restartKey names one server: a node, or on a Cluster node the master of a

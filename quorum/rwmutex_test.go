@@ -26,7 +26,7 @@ func mustRW(t *testing.T, c *Client, name string, opts ...MutexOption) *RWMutex 
 
 func TestRWMutexSemantics(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithFencing(), WithAttemptTimeout(2*time.Second))
+	c := newClient(t, clients, WithFencing(true), WithAttemptTimeout(2*time.Second))
 	ctx := t.Context()
 	rw := mustRW(t, c, "doc")
 	// Unlock returns once a majority released; the next step waits until
@@ -135,8 +135,8 @@ func TestRWMutexSharedHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c1 := newClient(t, clients, WithTTL(2*time.Second), WithFencing())
-	c2 := newClient(t, ownClientsOf(t, servers), WithTTL(2*time.Second), WithFencing())
+	c1 := newClient(t, clients, WithTTL(2*time.Second), WithFencing(true))
+	c2 := newClient(t, ownClientsOf(t, servers), WithTTL(2*time.Second), WithFencing(true))
 	// Resume before the clients close (cleanups run last-in first-out):
 	// closing a pub/sub connection to a frozen node waits for its timeouts.
 	t.Cleanup(func() {

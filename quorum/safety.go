@@ -4,24 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 // safetyConfig holds the safety options (WithReplicaAck, WithRestartDetection,
-// WithPreflight). The zero value turns all of them off, and then lock calls
-// go to the nodes exactly as without them: no wrapper, no extra command.
+// WithPreflight). The zero value is the default: restart detection for the
+// nodes that lack fsync-always persistence, the rest off. A node that needs
+// none of them gets its lock calls exactly as without them: no wrapper, no
+// extra command.
 type safetyConfig struct {
 	wait         bool
 	waitReplicas int
 	waitTimeout  time.Duration
 
-	restart      bool
+	restart      restartMode
 	restartDelay time.Duration // 0: the largest TTL in use
 
 	preflight       bool
@@ -40,7 +44,14 @@ func WithPreflight(refuse admin.Severity) Option {
 
 // safetyState is the per-client state the safety options keep.
 type safetyState struct {
-	restart *restartState
+	restart *restartState // nil: restart detection off
+	// persist is what each node said of its persistence (node.Persistence,
+	// as int32), asked at New's warm-up or with a node's first gated call.
+	// Under restartAuto a Persistent node is not checked.
+	persist []atomic.Int32
+	// noGate marks nodes the gate cannot serve (Ring clients) under
+	// restartAuto: they go without restart detection.
+	noGate []bool
 }
 
 // initSafety validates the safety options and sets up their state; it runs
@@ -60,12 +71,17 @@ func (c *Client) initSafety() error {
 	if s.restartDelay < 0 {
 		return fmt.Errorf("quorumlock: WithRestartDetection(%v): the delay must not be negative (0: the default delay)", s.restartDelay)
 	}
-	if s.restart {
+	if s.restart != restartOff {
 		c.safety.restart = newRestartState(c.cfg.ttl, s.restartDelay)
 	}
+	c.safety.persist = make([]atomic.Int32, len(c.nodes))
+	c.safety.noGate = make([]bool, len(c.nodes))
 	for i, n := range c.nodes {
-		if _, ring := n.Client().(*redis.Ring); ring && c.gated() {
-			return fmt.Errorf("quorumlock: node %d is a Ring client; WithReplicaAck and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
+		if _, ring := n.Client().(*redis.Ring); ring {
+			if s.wait || s.restart == restartOn {
+				return fmt.Errorf("quorumlock: node %d is a Ring client; WithReplicaAck and WithRestartDetection need a standalone, Sentinel or Cluster client per node", i)
+			}
+			c.safety.noGate[i] = true
 		}
 	}
 	if s.preflight {
@@ -74,9 +90,57 @@ func (c *Client) initSafety() error {
 	return nil
 }
 
-// gated reports whether node calls go through the safety gate.
-func (c *Client) gated() bool {
-	return c.cfg.safety.waitReplicas > 0 || c.cfg.safety.restart
+// gated reports whether node i's calls go through the safety gate.
+func (c *Client) gated(i int) bool {
+	return c.cfg.safety.waitReplicas > 0 || c.detects(i)
+}
+
+// detects reports whether restart detection applies to node i now: always
+// under WithRestartDetection, never under WithoutRestartDetection, and by
+// default while the node is not known to be persistent.
+func (c *Client) detects(i int) bool {
+	switch c.cfg.safety.restart {
+	case restartOn:
+		return true
+	case restartOff:
+		return false
+	}
+	return !c.safety.noGate[i] && node.Persistence(c.safety.persist[i].Load()) != node.Persistent
+}
+
+// askPersistence reports whether node i's persistence is still to be
+// learnt (restartAuto, not yet answered; a Cluster is not asked: each of
+// its masters may differ, so it stays under detection).
+func (c *Client) askPersistence(i int) bool {
+	return c.cfg.safety.restart == restartAuto && !c.safety.noGate[i] &&
+		node.Persistence(c.safety.persist[i].Load()) == node.PersistenceUnknown && !c.isCluster(i)
+}
+
+func (c *Client) isCluster(i int) bool {
+	_, ok := c.nodes[i].Client().(*redis.ClusterClient)
+	return ok
+}
+
+// notePersistence records what node i said of its persistence.
+func (c *Client) notePersistence(i int, p node.Persistence) {
+	if p != node.PersistenceUnknown {
+		c.safety.persist[i].Store(int32(p))
+	}
+}
+
+// probePersistence asks every node that restartAuto needs to know about
+// whether it is persistent (one CONFIG GET each, in parallel; New's
+// warm-up). A node that does not answer is asked again with its first
+// gated lock call.
+func (c *Client) probePersistence(ctx context.Context) {
+	fanout.All(len(c.nodes), func(i int) error {
+		if !c.askPersistence(i) {
+			return nil
+		}
+		p, err := c.nodes[i].Persistence(ctx)
+		c.notePersistence(i, p)
+		return err
+	})
 }
 
 // checkedLocker is a node lock that can ask checks in the same round trip
@@ -92,7 +156,7 @@ type checkedLocker interface {
 // gateLock puts node i's lock l behind the safety gate when a safety option
 // is on; without one, l goes to the multilock as it is.
 func (c *Client) gateLock(i int, l checkedLocker) multilock.Locker {
-	if !c.gated() {
+	if !c.gated(i) {
 		return l
 	}
 	_, cluster := c.nodes[i].Client().(*redis.ClusterClient)
@@ -116,11 +180,15 @@ func (g *gate) String() string { return fmt.Sprint(g.l) }
 
 func (g *gate) checks(server bool) node.Checks {
 	s := g.c.cfg.safety
-	return node.Checks{Replicas: s.waitReplicas, WaitTimeout: s.waitTimeout, Server: server && s.restart}
+	return node.Checks{Replicas: s.waitReplicas, WaitTimeout: s.waitTimeout,
+		Server: server && g.c.detects(g.i), Persistence: server && g.c.askPersistence(g.i)}
 }
 
 func (g *gate) Acquire(ctx context.Context, ttl time.Duration) (bool, time.Duration, int64, error) {
 	rs := g.c.safety.restart
+	if !g.c.detects(g.i) {
+		rs = nil
+	}
 	if rs != nil {
 		rs.noteTTL(ttl)
 		if !g.cluster {
@@ -143,7 +211,8 @@ func (g *gate) Acquire(ctx context.Context, ttl time.Duration) (bool, time.Durat
 	if err != nil {
 		return granted, remaining, fence, err
 	}
-	if rs != nil {
+	g.c.notePersistence(g.i, chk.Persistence)
+	if rs != nil && g.c.detects(g.i) {
 		server := ""
 		if g.cluster {
 			server = chk.Server

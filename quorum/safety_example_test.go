@@ -17,7 +17,7 @@ func ExampleClient_RWMutex() {
 	_, nodes, stop := startNodes(3)
 	defer stop()
 	ctx := context.Background()
-	client, err := quorum.New(nodes, quorum.WithFencing())
+	client, err := quorum.New(nodes, quorum.WithFencing(true))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -62,11 +62,11 @@ func waiterOnBareMajority(t *testing.T, slowNode2 bool) {
 	// (250 ms was once too short on a loaded CI machine), and its late
 	// request to node 2 must still be a grant (each node call gets a fifth
 	// of the attempt timeout).
-	a := newClient(t, holderClients, WithFencing(), WithAttemptTimeout(5*time.Second), WithReleaseTimeout(5*time.Second))
+	a := newClient(t, holderClients, WithFencing(true), WithAttemptTimeout(5*time.Second), WithReleaseTimeout(5*time.Second))
 	var attempts atomic.Int64
 	var mu sync.Mutex
 	var lastAttempt time.Time
-	b := newClient(t, clients, WithFencing(), WithRetryInterval(time.Minute),
+	b := newClient(t, clients, WithFencing(true), WithRetryInterval(time.Minute),
 		WithObserver(observerFunc(func(_ context.Context, e Event) {
 			if e.Op == OpAttempt {
 				attempts.Add(1)

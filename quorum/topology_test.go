@@ -25,8 +25,8 @@ func TestClusterSlotMigrationDuringHeldLock(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	const ttl = 900 * time.Millisecond
 	rec := &recorder{}
-	holder := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing(), WithObserver(rec))
-	contender := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing())
+	holder := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing(true), WithObserver(rec))
+	contender := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing(true))
 	const name = "reshard"
 	ctx := t.Context()
 	lease, err := mustMutex(t, holder, name).Lock(ctx)

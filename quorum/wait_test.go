@@ -56,7 +56,7 @@ func TestWaitGate(t *testing.T) {
 			}
 		}
 	})
-	c := newClient(t, clients, WithTTL(2*time.Second), WithAttemptTimeout(time.Second), WithReplicaAck(1, 50*time.Millisecond), WithFencing())
+	c := newClient(t, clients, WithTTL(2*time.Second), WithAttemptTimeout(time.Second), WithReplicaAck(1, 50*time.Millisecond), WithFencing(true))
 	ctx := t.Context()
 	// A fresh name per phase: Unlock returns once a quorum released, and a
 	// release still on its way to the third node must not refuse the next

@@ -66,8 +66,8 @@ type Config struct {
 	// Tuned selects a peer's documented faster setting where it has one:
 	// rueidislock's NoLoopTracking (Redis ≥ 7.0.5). Ignored by the others.
 	Tuned bool
-	// Quorum are extra options for quorumlock (quorum.WithFencing is added
-	// when Fencing is set).
+	// Quorum are extra options for quorumlock, after
+	// quorum.WithFencing(Fencing).
 	Quorum []quorum.Option
 }
 

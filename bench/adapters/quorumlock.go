@@ -15,12 +15,10 @@ type qlLocker struct {
 }
 
 func newQuorumlock(clients []redis.UniversalClient, cfg Config) (*qlLocker, error) {
-	opts := append([]quorum.Option(nil), cfg.Quorum...)
+	// Fencing first, so that cfg.Quorum can still say otherwise.
+	opts := append([]quorum.Option{quorum.WithFencing(cfg.Fencing)}, cfg.Quorum...)
 	if cfg.TTL > 0 {
 		opts = append(opts, quorum.WithTTL(cfg.TTL))
-	}
-	if cfg.Fencing {
-		opts = append(opts, quorum.WithFencing())
 	}
 	c, err := quorum.New(clients, opts...)
 	if err != nil {

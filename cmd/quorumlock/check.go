@@ -22,8 +22,8 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	nodes := nodesFlag(fs)
 	names := fs.String("names", "", "lock names (comma-separated) whose Cluster slot placement to report")
 	ttl := fs.Duration("ttl", 10*time.Second, "the lock TTL your clients use (young servers are compared with it)")
-	fencing := fs.Bool("fencing", false, "your clients use fencing tokens (persistence findings get stricter)")
-	restart := fs.Bool("restart-detection", false, "your clients use restart detection (persistence off is then a notice)")
+	fencing := fs.Bool("fencing", true, "your clients use fencing tokens, the library's default (persistence findings get stricter); --fencing=false for clients with quorum.WithFencing(false)")
+	restart := fs.Bool("restart-detection", true, "your clients use restart detection, the library's default for nodes without fsync-always AOF (persistence off is then a notice); --restart-detection=false for clients with quorum.WithoutRestartDetection()")
 	wait := fs.Int("replicas", 0, "your clients use quorum.WithReplicaAck with this many replicas: nodes with fewer connected replicas are problems")
 	fs.Func("wait", "renamed: use --replicas N (lock --wait is a time to wait for the lock)", func(v string) error {
 		return fmt.Errorf("check --wait is now --replicas %s: the replicas your clients' quorum.WithReplicaAck asks to acknowledge (lock --wait is a time to wait for a lock)", v)
@@ -43,11 +43,9 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --replicas %d is negative: give the replicas your clients wait for, or 0", errUsage, *wait)
 	}
 	opts := []quorum.Option{quorum.WithTTL(*ttl)}
-	if *fencing {
-		opts = append(opts, quorum.WithFencing())
-	}
-	if *restart {
-		opts = append(opts, quorum.WithRestartDetection(0))
+	opts = append(opts, quorum.WithFencing(*fencing))
+	if !*restart {
+		opts = append(opts, quorum.WithoutRestartDetection())
 	}
 	if *wait > 0 {
 		// Only the replica count matters to the check; a timeout that New

@@ -11,7 +11,7 @@ import (
 
 func TestCheckCommand(t *testing.T) {
 	good := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.AOFAlways})
-	plain := localredis.StartT(t, localredis.Config{})
+	plain := localredis.StartT(t, localredis.Config{Persistence: localredis.NoPersistence})
 	cases := []struct {
 		name  string
 		nodes []string

@@ -134,7 +134,7 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 			rcs = append(rcs, c)
 			ucs = append(ucs, c)
 		}
-		qc, err := quorum.New(ucs, quorum.WithTTL(cfg.ttl), quorum.WithFencing())
+		qc, err := quorum.New(ucs, quorum.WithTTL(cfg.ttl), quorum.WithFencing(true))
 		if err != nil {
 			return err
 		}

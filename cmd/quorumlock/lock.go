@@ -117,9 +117,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	if *owner != "" {
 		opts = append(opts, quorum.WithLabel(*owner))
 	}
-	if *fencing {
-		opts = append(opts, quorum.WithFencing())
-	}
+	// Without --fencing the command gets no token, so the CLI saves the
+	// round trip that takes one (the library's default is on).
+	opts = append(opts, quorum.WithFencing(*fencing))
 	c, err := dialNodes(*nodes, opts...)
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func pausedHolder(t *testing.T, db *sql.DB) {
 		t.Cleanup(func() { _ = c.Close() })
 		clients[i] = c
 	}
-	q, err := quorum.New(clients, quorum.WithFencing())
+	q, err := quorum.New(clients, quorum.WithFencing(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,12 +133,11 @@ func quorumMode(m Mode, opts ...quorum.Option) Mode {
 // detection explicitly, whatever the library's defaults are. Every quorum
 // mode's lock is built with them.
 func SafetyOptions(m Mode) []quorum.Option {
-	var out []quorum.Option
-	if m.Fencing {
-		out = append(out, quorum.WithFencing())
-	}
+	out := []quorum.Option{quorum.WithFencing(m.Fencing)}
 	if m.RestartDetection == RestartAlways {
 		out = append(out, quorum.WithRestartDetection(0))
+	} else {
+		out = append(out, quorum.WithoutRestartDetection())
 	}
 	return out
 }

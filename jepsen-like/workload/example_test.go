@@ -20,7 +20,7 @@ func ExampleRun() {
 	counter := resource.NewFenced(rec)
 	var workers []workload.Worker
 	for w := range 3 {
-		qc, err := quorum.FromEnv(quorum.WithFencing())
+		qc, err := quorum.FromEnv(quorum.WithFencing(true))
 		if err != nil {
 			fmt.Println(err)
 			return

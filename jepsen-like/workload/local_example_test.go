@@ -36,7 +36,7 @@ func ExampleQuorum() {
 			defer rc.Close()
 			clients[i] = rc
 		}
-		qc, err := quorum.New(clients, quorum.WithFencing())
+		qc, err := quorum.New(clients, quorum.WithFencing(true))
 		if err != nil {
 			log.Fatal(err)
 		}

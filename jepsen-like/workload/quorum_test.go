@@ -17,7 +17,7 @@ func TestQuorumAdapter(t *testing.T) {
 	s := localredis.StartT(t, localredis.Config{})
 	rc := s.Client()
 	t.Cleanup(func() { _ = rc.Close() })
-	qc, err := quorum.New([]redis.UniversalClient{rc}, quorum.WithFencing())
+	qc, err := quorum.New([]redis.UniversalClient{rc}, quorum.WithFencing(true))
 	if err != nil {
 		t.Fatal(err)
 	}

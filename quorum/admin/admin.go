@@ -28,7 +28,9 @@ type Config struct {
 	Prefix         string           // the key prefix (Check)
 	Fencing        bool             // WithFencing is on (Check grades persistence)
 	// WaitReplicas is WithReplicaAck's replica count (0: off);
-	// RestartDetection is WithRestartDetection (Check grades persistence).
+	// RestartDetection: restart detection applies to nodes without
+	// persistence (the default and WithRestartDetection; false with
+	// WithoutRestartDetection). Check grades persistence by it.
 	WaitReplicas     int
 	RestartDetection bool
 }
