@@ -126,8 +126,14 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 				conf = persistenceCmd(ctx)
 				_ = pipe.Process(ctx, conf)
 			}
-			_, _ = pipe.Exec(ctx)
-			if err := res.Err(); err != nil {
+			_, perr := pipe.Exec(ctx)
+			err := res.Err()
+			if err == nil && perr != nil && !isRedisReply(perr) {
+				// A dial that failed on its last try: go-redis v9.17 returns
+				// the error from Exec without putting it on the commands.
+				err = perr
+			}
+			if err != nil {
 				if try == 0 && n.funcs && functionMissing(err) {
 					if err := n.loadFunctions(ctx); err != nil {
 						return err
