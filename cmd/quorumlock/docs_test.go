@@ -21,8 +21,6 @@ import (
 // they are missing, and fails once one of them exists, so the list gets
 // emptied. COORDINATOR: empty this list after merging those branches.
 var notYetMerged = []string{
-	"quorum.WithoutRestartDetection",
-	"docs/defaults.md", // the defaults branch writes it
 }
 
 // libraryPackages are the packages whose exported names the docs may cite
