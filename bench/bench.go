@@ -47,6 +47,9 @@ type spec struct {
 	work       workload
 	// metric names what p50/p99 measure.
 	metric string
+	// stats reads the servers' INFO commandstats around every run even
+	// without QUORUMLOCK_BENCH_STATS (the functions case's server µs).
+	stats bool
 }
 
 type bench struct {
@@ -233,6 +236,7 @@ func (b *bench) specs() []*spec {
 		s.warm = pairs(1, b.o.dur/5)
 		out = append(out, s)
 	}
+	out = append(out, functionsSpec(b))
 	return out
 }
 
@@ -330,6 +334,9 @@ func (b *bench) runSpec(ctx context.Context, s *spec) error {
 			}
 			runtime.GC()
 			before := measureStart(b.servers[:s.nodes])
+			if s.stats && before.stats == nil {
+				before.stats = serverStats(before.servers)
+			}
 			smp := s.work(ctx, e, name(e))
 			before.finish(&smp)
 			thaw()

@@ -46,7 +46,7 @@ func (m meter) finish(s *sample) {
 	s.mallocs = ms.Mallocs - m.mallocs
 	s.clientCPU = selfCPU() - m.clientCPU
 	s.serverCPU = procsCPU(m.pids) - m.serverCPU
-	if debugStats {
+	if m.stats != nil {
 		after := serverStats(m.servers)
 		s.stats = map[string]int64{}
 		for k, v := range after {

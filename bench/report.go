@@ -58,6 +58,8 @@ func printReport(w io.Writer, env Env, o options, res []Result) {
 					ratio = fmt.Sprintf("fencing ÷ off %.2f", pairedRatio(r, &res[j]))
 				}
 			}
+		case r.Case == functionsCaseID && strings.HasSuffix(r.Variant, "functions"):
+			ratio = functionsRatio(res, r)
 		case ours == nil:
 		case latencyCase(r.Case):
 			if ours.P50us > 0 {

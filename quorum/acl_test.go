@@ -82,8 +82,8 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	noPublish := strings.Replace(aclLockClient, " +publish", "", 1)
 	noMulti := strings.Replace(aclOperator, " +multi", "", 1)
 	otherPrefix := strings.NewReplacer("~quorumlock:*", "~app:*", "&quorumlock:*", "&app:*").Replace(aclLockClient)
-	urls := aclServers(t, 3, map[string]string{"locker": aclLockClient, "ops": aclOperator,
-		"nopublish": noPublish, "nomulti": noMulti, "otherprefix": otherPrefix})
+	urls := aclServers(t, 3, aclForMode(map[string]string{"locker": aclLockClient, "ops": aclOperator,
+		"nopublish": noPublish, "nomulti": noMulti, "otherprefix": otherPrefix}))
 
 	for _, fencing := range []bool{false, true} {
 		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond), quorum.WithFencing(fencing)}

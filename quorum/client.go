@@ -74,6 +74,7 @@ type config struct {
 	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
 	labelSet       bool
 	dialCheck      time.Duration // WithDialCheck (dialcheck.go); 0: off
+	functions      int8          // WithFunctions (functions.go): 0 unset, 1 on, -1 off
 }
 
 // Option configures a Client.
@@ -238,7 +239,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
 		}
 		seenClient[rc] = i
-		nd, err := node.New(rc, node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithFenceRetention(cfg.fenceRetention))
+		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithFenceRetention(cfg.fenceRetention)}, cfg.functionsOptions()...)...)
 		if err != nil {
 			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
 		}

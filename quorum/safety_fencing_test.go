@@ -306,7 +306,7 @@ func TestFencingOneExtraRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, line := range strings.Split(info, "\n") {
-				for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_set:"} {
+				for _, cmd := range []string{"cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_fcall:", "cmdstat_set:"} {
 					if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd+"calls="); ok {
 						n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
 						total += n

@@ -90,6 +90,10 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 	var res *redis.Cmd
 	err := n.call(ctx, func(ctx context.Context) error {
 		if chk.none() {
+			if n.funcs {
+				res = n.fcallCmd(ctx, s, keys, args...)
+				return res.Err()
+			}
 			if b := n.batch; b != nil {
 				v, err := b.evalsha(ctx, s, keys, args...)
 				res = redis.NewCmd(ctx)
@@ -107,7 +111,7 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 		out.Server = addr
 		for try := 0; ; try++ {
 			pipe := cl.Pipeline()
-			res = s.EvalSha(ctx, pipe, keys, args...)
+			res = n.pipeScript(ctx, pipe, s, keys, args...)
 			var wait *redis.Cmd
 			if chk.Replicas > 0 {
 				out.Timeout = waitTimeout(ctx, chk.WaitTimeout)
@@ -122,8 +126,20 @@ func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, a
 				conf = persistenceCmd(ctx)
 				_ = pipe.Process(ctx, conf)
 			}
-			_, _ = pipe.Exec(ctx)
-			if err := res.Err(); err != nil {
+			_, perr := pipe.Exec(ctx)
+			err := res.Err()
+			if err == nil && perr != nil && !isRedisReply(perr) {
+				// A dial that failed on its last try: go-redis v9.17 returns
+				// the error from Exec without putting it on the commands.
+				err = perr
+			}
+			if err != nil {
+				if try == 0 && n.funcs && functionMissing(err) {
+					if err := n.loadFunctions(ctx); err != nil {
+						return err
+					}
+					continue
+				}
 				if try == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
 					// The server's script cache does not have it (a restart
 					// or SCRIPT FLUSH): load it and ask again.

@@ -27,7 +27,8 @@
 // the channel when the lock becomes free), fence, and force-release for
 // operators. Shares are counted per attempt, so a retried call after a lost
 // reply is harmless and a late message of one attempt never touches
-// another's share.
+// another's share. With WithFunctions the same scripts run as one Redis
+// function library (FCALL), for servers that forbid EVAL (functions.go).
 //
 // # Calls and deadlines
 //

@@ -66,8 +66,12 @@ func (n *Node) Proclaim(ctx context.Context, name, owner string, term, rev int64
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
-		v, e = electProclaimScript.Run(ctx, n.client, []string{k.Lock, k.LeaderKey()},
-			owner, term, rev, value, k.LeaderChannel()).Int64()
+		keys, args := []string{k.Lock, k.LeaderKey()}, []any{owner, term, rev, value, k.LeaderChannel()}
+		if n.funcs {
+			v, e = n.fcallCmd(ctx, electProclaimScript, keys, args...).Int64()
+			return e
+		}
+		v, e = electProclaimScript.Run(ctx, n.client, keys, args...).Int64()
 		return e
 	})
 	if err != nil {
@@ -91,6 +95,10 @@ func (n *Node) Leader(ctx context.Context, name string) (Leader, error) {
 	var res []any
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
+		if n.funcs {
+			res, e = n.fcallCmd(ctx, electLeaderScript, []string{k.Lock, k.LeaderKey()}).Slice()
+			return e
+		}
 		res, e = electLeaderScript.Run(ctx, n.client, []string{k.Lock, k.LeaderKey()}).Slice()
 		return e
 	})

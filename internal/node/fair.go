@@ -124,6 +124,10 @@ func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
+		if n.funcs {
+			v, e = n.fcallCmd(ctx, fairTicketScript, n.fairKeys(name), waiter, ms(timeout)).Int64()
+			return e
+		}
 		v, e = fairTicketScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout)).Int64()
 		return e
 	})
@@ -139,6 +143,10 @@ func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time
 func (n *Node) Leave(ctx context.Context, name, waiter string, timeout time.Duration) error {
 	k, f := n.Keys(name), n.FairKeys(name)
 	return n.call(ctx, func(ctx context.Context) error {
+		if n.funcs {
+			_, err := n.fcall(ctx, fairLeaveScript, n.fairKeys(name), waiter, ms(timeout), f.Wake, k.Channel)
+			return err
+		}
 		return fairLeaveScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout), f.Wake, k.Channel).Err()
 	})
 }
@@ -291,13 +299,20 @@ func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
 	f := n.FairKeys(name)
 	var out []QueueEntry
 	err := n.call(ctx, func(ctx context.Context) error {
-		pipe := n.client.TxPipeline()
-		q := pipe.ZRangeByScoreWithScores(ctx, f.Queue, &redis.ZRangeBy{Min: "0", Max: "+inf"})
-		d := pipe.ZRangeWithScores(ctx, f.Deadlines, 0, -1)
-		// The server's clock, read by a script keyed to the line's slot
-		// (see readLockLua: no bare TIME in a cluster transaction).
-		tm := pipe.Eval(ctx, "return redis.call('time')", []string{f.Queue})
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		var q, d *redis.ZSliceCmd
+		var tm *redis.Cmd
+		if err := n.reloaded(ctx, func() error {
+			pipe := n.client.TxPipeline()
+			q = pipe.ZRangeByScoreWithScores(ctx, f.Queue, &redis.ZRangeBy{Min: "0", Max: "+inf"})
+			d = pipe.ZRangeWithScores(ctx, f.Deadlines, 0, -1)
+			// The server's clock, read by a script keyed to the line's slot
+			// (see readLockLua: no bare TIME in a cluster transaction).
+			tm = n.pipeEval(ctx, pipe, serverTimeLua, []string{f.Queue})
+			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 		ts, err := tm.StringSlice()

@@ -37,8 +37,12 @@ func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, er
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
-		v, e = forceReleaseScript.Run(ctx, n.client, []string{k.Lock, k.Forced},
-			k.Channel, f.By, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold).Int64()
+		keys, args := []string{k.Lock, k.Forced}, []any{k.Channel, f.By, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold}
+		if n.funcs {
+			v, e = n.fcallCmd(ctx, forceReleaseScript, keys, args...).Int64()
+			return e
+		}
+		v, e = forceReleaseScript.Run(ctx, n.client, keys, args...).Int64()
 		return e
 	})
 	if err != nil {
@@ -52,6 +56,10 @@ func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, er
 func (n *Node) FinishForce(ctx context.Context, name string) error {
 	k := n.Keys(name)
 	return n.call(ctx, func(ctx context.Context) error {
+		if n.funcs {
+			_, err := n.fcall(ctx, forceFinishScript, []string{k.Lock}, k.Channel)
+			return err
+		}
 		return forceFinishScript.Run(ctx, n.client, []string{k.Lock}, k.Channel).Err()
 	})
 }

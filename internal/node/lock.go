@@ -139,6 +139,10 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 	var v int64
 	err := l.n.call(ctx, func(ctx context.Context) error {
 		var e error
+		if l.n.funcs {
+			v, e = l.n.fcallCmd(ctx, s, keys, args...).Int64()
+			return e
+		}
 		if b := l.n.batch; b != nil {
 			var r any
 			if r, e = b.evalsha(ctx, s, keys, args...); e == nil {

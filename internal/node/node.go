@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
+	"github.com/quorumlock/quorumlock/internal/testmode"
 )
 
 // DefaultPrefix starts every key and channel this package uses.
@@ -36,6 +37,8 @@ type Node struct {
 	noBatch bool
 
 	fenceRetention time.Duration // WithFenceRetention
+
+	funcs, funcsSet bool // WithFunctions (functions.go)
 }
 
 // DefaultFenceRetention is how long a fencing counter stays on a node
@@ -86,6 +89,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	n.name, n.guarded = describe(client)
 	for _, o := range opts {
 		o(n)
+	}
+	if !n.funcsSet {
+		n.funcs = testmode.Functions
 	}
 	if n.fenceRetention < MinFenceRetention {
 		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v: a fencing counter must be kept at least %v, far longer than any lease", n.fenceRetention, MinFenceRetention)

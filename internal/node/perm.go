@@ -36,6 +36,12 @@ func (e *PermissionError) Error() string {
 	default:
 		what = "the Redis user may not touch the lock's keys or channels; grant them: ACL SETUSER <user> ~" + DefaultPrefix + "* &" + DefaultPrefix + "* (with your key prefix)"
 	}
+	switch e.Command {
+	case "eval", "evalsha", "script|load":
+		what += ", or call the scripts as Redis Functions: quorum.WithFunctions(true)"
+	case "function|load":
+		what += ", or have an operator load the function library on every node (Client.LoadFunctions)"
+	}
 	return what + " (docs/operations.md lists what a lock client needs): " + e.Err.Error()
 }
 
@@ -46,7 +52,9 @@ var (
 	nopermCommand = regexp.MustCompile(`run the '([^']+)' command`)
 	// ERR The user executing the script can't run this command or
 	// subcommand script: <sha>, on @user_script:<line>.
-	scriptRefused = regexp.MustCompile(`can't run this command or subcommand script: ([0-9a-f]{40}), on @user_script:(\d+)`)
+	// In Functions mode: script: <function>, on @user_function:<line of
+	// the library>.
+	scriptRefused = regexp.MustCompile(`can't run this command or subcommand script: ([0-9a-f]{40}|\w+), on @user_(?:script|function):(\d+)`)
 	callOnLine    = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
 )
 
@@ -83,8 +91,13 @@ func permError(err error) error {
 	}
 	msg := err.Error()
 	if m := scriptRefused.FindStringSubmatch(msg); m != nil {
-		e := &PermissionError{Err: err, Script: m[1][:8]}
-		if s, ok := scriptNames[m[1]]; ok {
+		e := &PermissionError{Err: err, Script: m[1][:min(8, len(m[1]))]}
+		s, ok := scriptNames[m[1]]
+		if f, isFunc := library().scripts[m[1]]; isFunc {
+			// A function: the line is the library's.
+			s, ok = struct{ name, src string }{f, library().code}, true
+		}
+		if ok {
 			e.Script = s.name
 			if line, _ := strconv.Atoi(m[2]); line > 0 {
 				if lines := strings.Split(s.src, "\n"); line <= len(lines) {

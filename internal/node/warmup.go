@@ -7,7 +7,16 @@ import "context"
 // attempt's per-node deadline is short (50 ms with 5 nodes and the default
 // attempt timeout), too short on a busy machine for a dial, the handshake
 // and a command together; a client that warmed up first spends it on the
-// command alone.
+// command alone. In Functions mode it also loads the function library where
+// it is missing, so the first attempt does not.
 func (n *Node) Warm(ctx context.Context) error {
-	return n.call(ctx, func(ctx context.Context) error { return ping(ctx, n.client) })
+	return n.call(ctx, func(ctx context.Context) error {
+		if err := ping(ctx, n.client); err != nil || !n.funcs {
+			return err
+		}
+		// Best effort: a user that may not load the library learns it
+		// from its first attempt, which names the permission.
+		_ = n.ensureFunctions(ctx)
+		return nil
+	})
 }
