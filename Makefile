@@ -18,7 +18,7 @@ test: deps
 # The lock's tests with every client in Redis Functions mode (FCALL instead
 # of EVALSHA; quorum.WithFunctions), without -race: about 2.5 min.
 test-functions: deps-redis
-	QUORUMLOCK_TEST_FUNCTIONS=1 GOWORK=off go test -count=1 ./node/ ./quorum/...
+	QUORUMLOCK_TEST_FUNCTIONS=1 GOWORK=off go test -count=1 ./internal/node/ ./quorum/...
 
 # The library's tests on the newest Go toolchain (go1.27.3, from the module
 # proxy) with the newest go-redis v9 (in a copy of go.mod), without -race;

@@ -61,3 +61,9 @@ type Forced = node.Forced
 // channel pattern was refused. It unwraps to the server's error; find it
 // with errors.As.
 type PermissionError = node.PermissionError
+
+// FunctionsLibrary is the name of this version's Redis function library
+// ("quorumlock_<hash>"), which quorum.WithFunctions(true) calls with FCALL
+// instead of EVALSHA: clients of two versions use two libraries side by
+// side during a rolling upgrade.
+func FunctionsLibrary() string { return node.FunctionsLibrary() }

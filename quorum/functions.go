@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 // WithFunctions makes the client run the library's Lua scripts as Redis

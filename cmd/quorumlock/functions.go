@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/node"
 )
 
 const functionsSummary = "the Redis function library of quorum.WithFunctions: load it on every node, print it, or prune older versions"
