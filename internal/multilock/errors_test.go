@@ -99,6 +99,9 @@ func TestErrorFormats(t *testing.T) {
 				if ok, _, _, err := m.Acquire(ctx, time.Second); !ok {
 					t.Fatal(err)
 				}
+				// Acquire returns on a quorum; wait until the last node's
+				// grant landed too, or it could land after the change below.
+				waitHeld(t, ns, "me")
 				ns[0].set(func(n *fakeNode) { n.holder = "" })
 				ns[1].set(func(n *fakeNode) { n.down = true })
 				_, err := m.Release(ctx)
@@ -229,3 +232,17 @@ type badPolicy struct{}
 
 func (badPolicy) FailedLocksLimit(n int) int                        { return n }
 func (badPolicy) LockWaitTime(r time.Duration, n int) time.Duration { return r }
+
+// waitHeld waits until every node's holder is owner's (an attempt of it).
+func waitHeld(t *testing.T, ns []*fakeNode, owner string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, n := range ns {
+		for !strings.HasPrefix(n.held(), owner) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: holder %q, want %s's", n.name, n.held(), owner)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
