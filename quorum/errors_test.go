@@ -16,19 +16,6 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// checkOneLine fails when err's text is not one line with the prefix
-// "quorumlock:" once.
-func checkOneLine(t *testing.T, err error) {
-	t.Helper()
-	s := err.Error()
-	if strings.Contains(s, "\n") {
-		t.Errorf("error text has a newline: %q", s)
-	}
-	if !strings.HasPrefix(s, "quorumlock: ") || strings.Count(s, "quorumlock:") != 1 {
-		t.Errorf("error text wants the prefix quorumlock: once: %q", s)
-	}
-}
-
 func dialAddrs(t *testing.T, addrs []string, opts ...quorum.Option) *quorum.Client {
 	t.Helper()
 	c, err := quorum.Dial(strings.Join(addrs, ","), opts...)
@@ -160,7 +147,7 @@ func TestErrorFormatsOnNodes(t *testing.T) {
 				t.Fatal("no error")
 			}
 			t.Logf("%+v", err)
-			checkOneLine(t, err)
+			testutil.CheckOneLine(t, err)
 			if !strings.HasPrefix(err.Error(), tc.says) {
 				t.Errorf("error %q does not start with %q", err, tc.says)
 			}
@@ -206,7 +193,7 @@ func TestDialCheck(t *testing.T) {
 		t.Fatal("Dial of three dead nodes with WithDialCheck succeeded")
 	}
 	t.Logf("%+v", err)
-	checkOneLine(t, err)
+	testutil.CheckOneLine(t, err)
 	var ne *quorum.NodeError
 	if !errors.Is(err, quorum.ErrUnreachable) || !errors.As(err, &ne) || !errors.Is(ne, syscall.ECONNREFUSED) {
 		t.Errorf("Dial: %v", err)
@@ -263,7 +250,7 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.name) {
 			t.Errorf("%s: the error does not name it: %v", tc.name, err)
 		}
-		checkOneLine(t, err)
+		testutil.CheckOneLine(t, err)
 	}
 
 	c := dialAddrs(t, []string{s.Addr()})
@@ -285,6 +272,6 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.name) {
 			t.Errorf("%s: the error does not name it: %v", tc.name, err)
 		}
-		checkOneLine(t, err)
+		testutil.CheckOneLine(t, err)
 	}
 }

@@ -9,19 +9,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
-
-// checkOneLine fails when err's text is not one line with the prefix once.
-func checkOneLine(t *testing.T, err error) {
-	t.Helper()
-	s := err.Error()
-	if strings.Contains(s, "\n") {
-		t.Errorf("error text has a newline: %q", s)
-	}
-	if !strings.HasPrefix(s, "quorumlock: ") || strings.Count(s, "quorumlock:") != 1 {
-		t.Errorf("error text wants the prefix quorumlock: once: %q", s)
-	}
-}
 
 // Every kind of failure over fake nodes reads as one line, summary first,
 // with the nodes' errors behind it, the most telling first.
@@ -142,7 +131,7 @@ func TestErrorFormats(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			checkOneLine(t, err)
+			testutil.CheckOneLine(t, err)
 			for _, want := range tc.is {
 				if !errors.Is(err, want) {
 					t.Errorf("errors.Is(err, %v) = false: %v", want, err)
@@ -224,7 +213,7 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 			t.Errorf("%s: New = %v, want an error naming it", tc.name, err)
 			continue
 		}
-		checkOneLine(t, err)
+		testutil.CheckOneLine(t, err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,5 +77,18 @@ func WaitKeyGone(t testing.TB, ctx context.Context, key string, clients ...redis
 			}
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// CheckOneLine fails t when err's text is not one line that carries the
+// prefix "quorumlock:" exactly once, at its start (the library's error rule).
+func CheckOneLine(t testing.TB, err error) {
+	t.Helper()
+	s := err.Error()
+	if strings.Contains(s, "\n") {
+		t.Errorf("error text has a newline: %q", s)
+	}
+	if !strings.HasPrefix(s, "quorumlock: ") || strings.Count(s, "quorumlock:") != 1 {
+		t.Errorf("error text wants the prefix quorumlock: once: %q", s)
 	}
 }
