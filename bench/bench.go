@@ -276,7 +276,7 @@ func (b *bench) all(ctx context.Context) ([]Result, error) {
 			res = append(res, summarize(s, e))
 		}
 	}
-	if len(res) == 0 && (b.o.filter == nil || !b.o.filter.MatchString(memoryCaseID) && !b.o.filter.MatchString(electionCaseID)) {
+	if len(res) == 0 && (b.o.filter == nil || !b.o.filter.MatchString(memoryCaseID) && !b.o.filter.MatchString(electionCaseID) && !b.o.filter.MatchString(scalingCaseID)) {
 		return nil, errors.New("no case matched -cases")
 	}
 	return res, nil

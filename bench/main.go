@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
 	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
 	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
-	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, defaults-n1, defaults-n5, functions, memory, election (only when named); titles as printed, e.g. \"uncontended.*N=5, 16\")")
+	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, defaults-n1, defaults-n5, functions, memory, scaling, election (only when named); titles as printed, e.g. \"uncontended.*N=5, 16\")")
 	fs.StringVar(&impls, "impls", "", "run only implementations whose label (e.g. \"quorumlock\", \"redsync retry-5ms\") matches this regexp")
 	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
@@ -165,6 +165,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	res, err := b.all(ctx)
 	if err != nil {
 		return err
+	}
+	if o.filter == nil || o.filter.MatchString(scalingCaseID) {
+		sc, err := scalingCase(ctx, o, stderr)
+		if err != nil {
+			return fmt.Errorf("scaling: %w", err)
+		}
+		res = append(res, sc...)
 	}
 	var mem []MemRow
 	if o.filter == nil || o.filter.MatchString(memoryCaseID) {

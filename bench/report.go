@@ -60,6 +60,8 @@ func printReport(w io.Writer, env Env, o options, res []Result) {
 			}
 		case r.Case == functionsCaseID && strings.HasSuffix(r.Variant, "functions"):
 			ratio = functionsRatio(res, r)
+		case r.Case == scalingCaseID:
+			ratio = scalingNote(res, r)
 		case ours == nil:
 		case latencyCase(r.Case):
 			if ours.P50us > 0 {
