@@ -258,5 +258,6 @@ func checks(res []Result) []Check {
 			Pass:     r.P99us <= lim && r.Errors == 0})
 	}
 	ratio("fencing on, N=5: fencing ÷ off", find(res, "fencing", 5, 1, ql, "fencing"), find(res, "fencing", 5, 1, ql, "default"), 0.80)
+	out = append(out, scalingChecks(res)...)
 	return out
 }

@@ -37,6 +37,10 @@ var (
 	scaleStandalone   = fmt.Sprintf("%d standalones", scaleNodes)
 	scaleClusters     = fmt.Sprintf("%d clusters of %d masters", scaleNodes, scaleMasters)
 	scaleClustersNoRD = scaleClusters + " - restart detection"
+	// The same with as many goroutines per master as the standalones had
+	// per node: a cluster's masters each see a third of the traffic, and
+	// shorter pipelines cost more per command.
+	scaleClustersFull = fmt.Sprintf("%s, %d goroutines", scaleClustersNoRD, scaleMasters*scaleGoroutines)
 )
 
 // scaleRestartDelay is the library's default restart delay (the default
@@ -102,6 +106,7 @@ func (q *quorumOfClusters) Stop() {
 // scaleLayout is one row of the scaling case: a quorum and its servers.
 type scaleLayout struct {
 	e       *entry
+	g       int // goroutines
 	servers []*localredis.Server
 	clients []redis.UniversalClient
 }
@@ -135,8 +140,9 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 		{servers: alone, clients: aloneClients},
 		{servers: qc.Servers(), clients: qc.Clients()},
 		{servers: qc.Servers(), clients: qc.Clients()},
+		{servers: qc.Servers(), clients: qc.Clients()},
 	}
-	for i, variant := range []string{scaleStandalone, scaleClusters, scaleClustersNoRD} {
+	for i, variant := range []string{scaleStandalone, scaleClusters, scaleClustersNoRD, scaleClustersFull} {
 		l := layouts[i]
 		defer func() {
 			for _, c := range l.clients {
@@ -144,7 +150,11 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 			}
 		}()
 		cfg := adapters.Config{Kind: adapters.Quorumlock}
-		if variant == scaleClustersNoRD {
+		l.g = scaleGoroutines
+		if variant == scaleClustersFull {
+			l.g = scaleMasters * scaleGoroutines
+		}
+		if variant == scaleClustersNoRD || variant == scaleClustersFull {
 			cfg.Quorum = []quorum.Option{quorum.WithoutRestartDetection()}
 		}
 		lk, err := adapters.New(l.clients, cfg)
@@ -164,14 +174,13 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 	}
 
 	s := &spec{id: scalingCaseID, nodes: scaleNodes, goroutines: scaleGoroutines, metric: "Lock+Unlock",
-		title: fmt.Sprintf("scaling: Lock+Unlock, quorum of %d standalones or of %d clusters of %d masters, %d goroutines, distinct names",
-			scaleNodes, scaleNodes, scaleMasters, scaleGoroutines)}
-	work, warm := pairs(scaleGoroutines, o.dur), pairs(scaleGoroutines, o.dur/5)
+		title: fmt.Sprintf("scaling: Lock+Unlock, quorum of %d standalones or of %d clusters of %d masters, %d goroutines (%d on the last row), distinct names",
+			scaleNodes, scaleNodes, scaleMasters, scaleGoroutines, scaleMasters*scaleGoroutines)}
 	name := func(l *scaleLayout) string { return "scaling:" + strings.ReplaceAll(l.e.variant, " ", "-") }
 	start := time.Now()
 	fmt.Fprintf(log, "%s …", s.title)
 	for _, l := range layouts {
-		warm(ctx, l.e, name(l)+":warm")
+		pairs(l.g, o.dur/5)(ctx, l.e, name(l)+":warm")
 	}
 	for r := 0; r < o.rounds; r++ {
 		for k := range layouts {
@@ -185,7 +194,7 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 				return nil, err
 			}
 			cliBefore := selfCPU()
-			smp := work(ctx, l.e, name(l))
+			smp := pairs(l.g, o.dur)(ctx, l.e, name(l))
 			smp.clientCPU = selfCPU() - cliBefore
 			srvAfter, err := serversCPU(ctx, l.servers)
 			if err != nil {
@@ -200,6 +209,7 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 	out := make([]Result, len(layouts))
 	for i, l := range layouts {
 		out[i] = summarize(s, l.e)
+		out[i].Goroutines = l.g
 		// The CPU busy figure of summarize assumes this process and the
 		// servers shared the machine's cores, which they did.
 	}
@@ -250,4 +260,24 @@ func scalingNote(res []Result, r *Result) string {
 		note += fmt.Sprintf("; ÷ standalones: ops/s %.2f, server CPU/op %.2f", pairedRatio(r, a), r.ServersCPUusPerOp/a.ServersCPUusPerOp)
 	}
 	return note
+}
+
+// scalingChecks: moving from standalones to clusters must add capacity.
+// With one core per server, a quorum's capacity is its servers × its
+// acquisitions per server core, so the clusters' capacity over the
+// standalones' is masters × the standalones' server CPU per acquisition ÷
+// the clusters'.
+func scalingChecks(res []Result) []Check {
+	a := find(res, scalingCaseID, scaleNodes, scaleGoroutines, adapters.Quorumlock, scaleStandalone)
+	c := find(res, scalingCaseID, scaleNodes, scaleMasters*scaleGoroutines, adapters.Quorumlock, scaleClustersFull)
+	if a == nil || c == nil || a.ServersCPUusPerOp <= 0 || c.ServersCPUusPerOp <= 0 {
+		return nil
+	}
+	x := float64(scaleMasters) * a.ServersCPUusPerOp / c.ServersCPUusPerOp
+	return []Check{{
+		Target: fmt.Sprintf("scaling: a quorum of %d clusters of %d masters (restart detection off) serves more than %d standalones at one core per server ≥ 1.0×", scaleNodes, scaleMasters, scaleNodes),
+		Measured: fmt.Sprintf("%.2f× (%d × %s vs %d × %s acq/s per server core)", x,
+			scaleNodes*scaleMasters, rate(perCoreRate(c)), scaleNodes, rate(perCoreRate(a))),
+		Pass: x >= 1,
+	}}
 }

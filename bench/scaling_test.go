@@ -194,7 +194,7 @@ func childServers(t *testing.T) int {
 	return n
 }
 
-// The scaling case measures all three rows: acquisitions, and server CPU
+// The scaling case measures all four rows: acquisitions, and server CPU
 // from INFO (not zero), in the table and the JSON.
 func TestScalingCaseRows(t *testing.T) {
 	if _, err := localredis.FindCLI(); err != nil && !localredis.Required() {
@@ -209,7 +209,10 @@ func TestScalingCaseRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f struct{ Results []Result }
+	var f struct {
+		Results []Result
+		Targets []Check
+	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
@@ -224,13 +227,22 @@ func TestScalingCaseRows(t *testing.T) {
 			t.Errorf("%s: %d ops, %.1f server CPU µs/op", r.Variant, r.Ops, r.ServersCPUusPerOp)
 		}
 	}
-	for _, v := range []string{scaleStandalone, scaleClusters, scaleClustersNoRD} {
+	for _, v := range []string{scaleStandalone, scaleClusters, scaleClustersNoRD, scaleClustersFull} {
 		if !seen[v] {
 			t.Errorf("no row %q", v)
 		}
 		if !strings.Contains(out.String(), "| quorumlock "+v+" |") {
 			t.Errorf("table lacks row %q:\n%s", v, out.String())
 		}
+	}
+	n := 0
+	for _, c := range f.Targets {
+		if strings.HasPrefix(c.Target, "scaling:") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d scaling targets, want 1: %+v", n, f.Targets)
 	}
 	if !strings.Contains(out.String(), "acq/s per server core") {
 		t.Errorf("no per-core rate in the table:\n%s", out.String())
