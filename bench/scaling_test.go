@@ -19,8 +19,9 @@ import (
 
 // A quorum of three clusters takes and releases a lock: the lock's keys
 // sit on one master of each cluster, the one serving their slot; a second
-// client cannot take it meanwhile and can after the release; Stop leaves no
-// process and no data directory behind.
+// client cannot take it meanwhile, not even when one cluster lost the key
+// (a failover to a replica without it), and can after the release; Stop
+// leaves no process and no data directory behind.
 func TestQuorumOfClustersLocksAndCleansUp(t *testing.T) {
 	if _, err := localredis.FindCLI(); err != nil && !localredis.Required() {
 		t.Skip(err)
@@ -110,6 +111,30 @@ func TestQuorumOfClustersLocksAndCleansUp(t *testing.T) {
 				t.Errorf("cluster %d: keys %v on master %d, slot %d served by %d", i, keys, j, slot, owner)
 			}
 		}
+	}
+	// A failover inside one cluster whose promoted replica lacks the key:
+	// the lock's key is gone from that cluster, which may now vote for a
+	// contender. One vote of three is not a majority: the contender is
+	// refused, and the holder extends on the other two clusters.
+	lost := qc.Clusters[0]
+	for _, s := range lost.Masters {
+		rc := s.Client()
+		keys, err := rc.Keys(ctx, "*{"+name+"}*").Result()
+		for _, k := range keys {
+			if strings.HasSuffix(k, "{"+name+"}") { // the lock itself, not its fence or channel
+				err = errors.Join(err, rc.Del(ctx, k).Err())
+			}
+		}
+		_ = rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := mb.TryLock(ctx); !errors.Is(err, quorum.ErrNotObtained) {
+		t.Fatalf("contender's TryLock after one cluster lost the key: %v, want ErrNotObtained", err)
+	}
+	if err := lease.Extend(ctx); err != nil {
+		t.Fatalf("holder's Extend after one cluster lost the key: %v", err)
 	}
 	if err := lease.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock: %v", err)
