@@ -269,13 +269,17 @@ func scalingNote(res []Result, r *Result) string {
 // the clusters'.
 func scalingChecks(res []Result) []Check {
 	a := find(res, scalingCaseID, scaleNodes, scaleGoroutines, adapters.Quorumlock, scaleStandalone)
-	c := find(res, scalingCaseID, scaleNodes, scaleMasters*scaleGoroutines, adapters.Quorumlock, scaleClustersFull)
+	// The row with the same goroutines: each master then sees a third of
+	// the traffic, the least favourable case for the clusters, and the row
+	// that stays measurable on an overloaded machine (with 192 goroutines
+	// on 2 busy cores, timed-out attempts inflate the CPU per acquisition).
+	c := find(res, scalingCaseID, scaleNodes, scaleGoroutines, adapters.Quorumlock, scaleClustersNoRD)
 	if a == nil || c == nil || a.ServersCPUusPerOp <= 0 || c.ServersCPUusPerOp <= 0 {
 		return nil
 	}
 	x := float64(scaleMasters) * a.ServersCPUusPerOp / c.ServersCPUusPerOp
 	return []Check{{
-		Target: fmt.Sprintf("scaling: a quorum of %d clusters of %d masters (restart detection off) serves more than %d standalones at one core per server ≥ 1.0×", scaleNodes, scaleMasters, scaleNodes),
+		Target: fmt.Sprintf("scaling: a quorum of %d clusters of %d masters (restart detection off, %d goroutines) serves more than %d standalones at one core per server ≥ 1.0×", scaleNodes, scaleMasters, scaleGoroutines, scaleNodes),
 		Measured: fmt.Sprintf("%.2f× (%d × %s vs %d × %s acq/s per server core)", x,
 			scaleNodes*scaleMasters, rate(perCoreRate(c)), scaleNodes, rate(perCoreRate(a))),
 		Pass: x >= 1,
