@@ -96,8 +96,8 @@ func TestThroughput(t *testing.T) {
 	budget := time.Duration(envInt(t, "SIM_BUDGET", 30)) * time.Second
 	modes := strings.Split(envOr("SIM_MODES", strings.Join(throughputModes, ",")), ",")
 	type line struct {
-		mode                    string
-		acqMin, perCPU, perWall float64
+		mode                               string
+		acqMin, acqCPUMin, perCPU, perWall float64
 	}
 	var lines []line
 	for _, m := range modes {
@@ -125,7 +125,7 @@ func TestThroughput(t *testing.T) {
 			// Simulated seconds: the workers' run time of each run (its
 			// drain after the workers stopped is not counted).
 			simulated := time.Duration(runs.Load()) * DefaultTiming.Duration
-			l := line{m, float64(acq.Load()) / wall.Minutes(), simulated.Seconds() / cpu.Seconds(), simulated.Seconds() / wall.Seconds()}
+			l := line{m, float64(acq.Load()) / wall.Minutes(), float64(acq.Load()) / cpu.Minutes(), simulated.Seconds() / cpu.Seconds(), simulated.Seconds() / wall.Seconds()}
 			lines = append(lines, l)
 			t.Logf("%s × random: %d acquisitions (%d contested) in %d runs, %v wall, %v CPU: %.0f acquisitions/min, %.0f contested/min, %.1f simulated s per CPU s, %.1f per wall s",
 				m, acq.Load(), contested.Load(), runs.Load(), wall.Round(time.Second), cpu.Round(time.Second),
@@ -133,9 +133,9 @@ func TestThroughput(t *testing.T) {
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "speed under the random nemesis (GOMAXPROCS %d):\n| mode | acquisitions/min (wall) | simulated s per CPU s | per wall s |\n|---|---|---|---|\n", runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&b, "speed under the random nemesis (GOMAXPROCS %d):\n| mode | simulated s per CPU s | acquisitions per CPU min | simulated s per wall s | acquisitions per wall min |\n|---|---|---|---|---|\n", runtime.GOMAXPROCS(0))
 	for _, l := range lines {
-		fmt.Fprintf(&b, "| %s | %.0f | %.1f× | %.1f× |\n", l.mode, l.acqMin, l.perCPU, l.perWall)
+		fmt.Fprintf(&b, "| %s | %.1f× | %.0f | %.1f× | %.0f |\n", l.mode, l.perCPU, l.acqCPUMin, l.perWall, l.acqMin)
 	}
 	t.Log(b.String())
 }
