@@ -282,3 +282,33 @@ func TestRealisations(t *testing.T) {
 		t.Errorf("%d realisations for %d scenarios", len(realisations), len(Scenarios))
 	}
 }
+
+// The quick matrix runs a mode with Quick scenarios only in those; the full
+// matrix runs it wherever a scenario applies.
+func TestQuickModeScenarios(t *testing.T) {
+	m, ok := FindMode(Modes, "redlock-3+functions")
+	if !ok || len(m.Quick) == 0 {
+		t.Fatalf("no mode redlock-3+functions with quick scenarios: %v", m.Quick)
+	}
+	ws, err := catalog.SelectWorkloads("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quick, full []string
+	for _, c := range CellsOf([]Mode{m}, Scenarios, ws, true) {
+		quick = append(quick, c.Scenario.ID+"/"+c.Workload.ID)
+	}
+	for _, c := range CellsOf([]Mode{m}, Scenarios, nil, false) {
+		full = append(full, c.Scenario.ID)
+	}
+	var want []string
+	for _, s := range m.Quick {
+		want = append(want, s+"/"+catalog.DefaultWorkload)
+	}
+	if !slices.Equal(quick, want) {
+		t.Errorf("quick cells %v, want %v", quick, want)
+	}
+	if len(full) <= len(m.Quick) {
+		t.Errorf("full matrix cells %v: want every scenario that applies", full)
+	}
+}
