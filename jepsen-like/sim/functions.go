@@ -2,9 +2,11 @@ package sim
 
 import (
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/alicebob/miniredis/v2/server"
 	lua "github.com/yuin/gopher-lua"
@@ -38,7 +40,12 @@ type luaFunction struct {
 // hook for those commands only.
 func (r *luaRunner) functionHook(p *server.Peer, cmd string, args []string) bool {
 	if !r.plain(p) {
-		return false // MULTI and friends: miniredis says it does not know the command
+		if cmd == "FCALL" || cmd == "FCALL_RO" {
+			// Inside MULTI (the node's transactions read a lock with
+			// FCALL beside other commands): EXEC runs it, m locked.
+			return r.queue(p, func(p *server.Peer) { r.fcall(p, cmd == "FCALL_RO", args) })
+		}
+		return false // miniredis says it does not know the command
 	}
 	r.m.Lock()
 	defer r.m.Unlock()
@@ -305,4 +312,33 @@ func (r *luaRunner) listLibraries(p *server.Peer, args []string) {
 			p.WriteBulk(l.code)
 		}
 	}
+}
+
+// queue adds fn to the MULTI transaction of p's connection and answers
+// QUEUED, as miniredis does for its own commands: EXEC runs the queue in
+// order with the server locked. miniredis keeps the queue in an unexported
+// field of its connection context (a slice of an unexported func type),
+// appended here by reflection. false (miniredis answers) when p is not in
+// a transaction on database 0.
+func (r *luaRunner) queue(p *server.Peer, fn func(*server.Peer)) bool {
+	if p.Ctx == nil {
+		return false
+	}
+	v := reflect.ValueOf(p.Ctx)
+	if v.Type() != r.ctx.Type() || v.IsNil() {
+		return false
+	}
+	v = v.Elem()
+	tx := v.Field(r.tmpl.transaction)
+	if tx.IsNil() || v.Field(r.tmpl.selectedDB).Int() != 0 || !v.Field(r.tmpl.subscriber).IsNil() {
+		return false
+	}
+	tx = reflect.NewAt(tx.Type(), unsafe.Pointer(tx.UnsafeAddr())).Elem()
+	cb := reflect.MakeFunc(tx.Type().Elem(), func(args []reflect.Value) []reflect.Value {
+		fn(args[0].Interface().(*server.Peer))
+		return nil
+	})
+	tx.Set(reflect.Append(tx, cb))
+	p.WriteInline("QUEUED")
+	return true
 }
