@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 
 // Every mode and scenario the issue names exists, in the issue's order.
 func TestIssueIDs(t *testing.T) {
-	wantModes := []string{"single", "single+wait", "failover", "redlock-3", "redlock-5", "redlock-5+fencing", "multilock-3"}
+	wantModes := []string{"single", "single+wait", "failover", "redlock-3", "redlock-5", "redlock-5+fencing", "multilock-3",
+		"redlock-3+functions"} // the last from issue 27 (Redis Functions)
 	if got := modeIDs(Modes); !slices.Equal(got, wantModes) {
 		t.Errorf("modes %v, want %v", got, wantModes)
 	}
