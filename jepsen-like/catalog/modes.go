@@ -92,6 +92,10 @@ type Mode struct {
 	// catalog): its waiting follows RetryInterval and AttemptTimeout, so
 	// the wakeup bound applies (a peer waits its own way).
 	Ours bool
+	// Quick are the scenarios the quick matrix runs the mode in (nil:
+	// every one): a variant of another mode that differs in one code path
+	// runs only where that path is exercised.
+	Quick []string
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }
@@ -210,6 +214,9 @@ var Modes = []Mode{
 		Masters: 5, Majority: true, TunesDrift: true, Fencing: true, RestartDetection: RestartOff}),
 	quorumMode(Mode{ID: "multilock-3", Summary: "quorum lock that needs all of 3 independent masters (Redisson's MultiLock)",
 		Masters: 3, TunesDrift: true, Fencing: false, RestartDetection: RestartOff}, quorum.WithPolicy(quorum.All)),
+	quorumMode(Mode{ID: "redlock-3+functions", Summary: "redlock-3 calling its scripts as Redis Functions (FCALL, quorum.WithFunctions), reloading the library on a node that lost it",
+		Masters: 3, Majority: true, TunesDrift: true, Fencing: false, RestartDetection: RestartOff,
+		Quick: []string{"baseline", "crash-restart-nopersist"}}, quorum.WithFunctions(true)),
 }
 
 // FindMode returns the mode with the given id among modes.

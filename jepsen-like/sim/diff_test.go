@@ -136,9 +136,9 @@ func transcript(ctx context.Context, n *node.Node) []string {
 	return out
 }
 
-func newNode(t *testing.T, c *redis.Client) *node.Node {
+func newNode(t *testing.T, c *redis.Client, opts ...node.Option) *node.Node {
 	t.Helper()
-	n, err := node.New(c)
+	n, err := node.New(c, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,35 +147,50 @@ func newNode(t *testing.T, c *redis.Client) *node.Node {
 }
 
 // TestDifferential runs the same operations through package node against a
-// real redis-server and a simulated node and wants the same transcript.
+// real redis-server and a simulated node and wants the same transcript:
+// with the scripts called by EVALSHA, and as Redis Functions (FCALL, the
+// library loaded on first use).
 func TestDifferential(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not installed")
 	}
-	s := localredis.StartT(t, localredis.Config{})
-	real := transcript(t.Context(), newNode(t, s.Client()))
+	for _, v := range []struct {
+		name string
+		opts []node.Option
+	}{
+		{"evalsha", nil},
+		{"functions", []node.Option{node.WithFunctions(true)}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			s := localredis.StartT(t, localredis.Config{})
+			real := transcript(t.Context(), newNode(t, s.Client(), v.opts...))
 
-	var simulated []string
-	synctest.Test(t, func(t *testing.T) {
-		nw := NewNet(1)
-		nd := NewNode(nw, "n0")
-		t.Cleanup(nd.Close)
-		simulated = transcript(t.Context(), newNode(t, redis.NewClient(ClientOptions(nw, "test", "n0"))))
-	})
-	if len(real) != len(simulated) {
-		t.Fatalf("transcripts differ in length: real %d, sim %d", len(real), len(simulated))
-	}
-	differ := 0
-	for i := range real {
-		if real[i] != simulated[i] {
-			differ++
-			t.Errorf("step %d:\n real: %s\n  sim: %s", i, real[i], simulated[i])
-		}
-	}
-	if differ == 0 {
-		t.Logf("%d steps agree", len(real))
-		for _, s := range real {
-			t.Log(s)
-		}
+			var simulated []string
+			synctest.Test(t, func(t *testing.T) {
+				nw := NewNet(1)
+				nd := NewNode(nw, "n0")
+				t.Cleanup(nd.Close)
+				if nd.lua == nil && len(v.opts) > 0 {
+					t.Skip("SIM_LUA=miniredis: miniredis has no FUNCTION or FCALL")
+				}
+				simulated = transcript(t.Context(), newNode(t, redis.NewClient(ClientOptions(nw, "test", "n0")), v.opts...))
+			})
+			if len(real) != len(simulated) {
+				t.Fatalf("transcripts differ in length: real %d, sim %d", len(real), len(simulated))
+			}
+			differ := 0
+			for i := range real {
+				if real[i] != simulated[i] {
+					differ++
+					t.Errorf("step %d:\n real: %s\n  sim: %s", i, real[i], simulated[i])
+				}
+			}
+			if differ == 0 {
+				t.Logf("%d steps agree", len(real))
+				for _, s := range real {
+					t.Log(s)
+				}
+			}
+		})
 	}
 }

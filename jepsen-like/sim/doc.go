@@ -76,6 +76,12 @@
 //
 //   - WAIT always answers 0 in miniredis: the node hook answers it from the
 //     group's replication log instead.
+//   - No Redis Functions: the pooled runner answers FUNCTION LOAD [REPLACE],
+//     LIST, DELETE and FLUSH, FCALL and FCALL_RO, also inside MULTI
+//     (functions.go), keeping a server's libraries with its scripts (lost
+//     by a restart without persistence), so the lock's Functions mode runs
+//     (mode redlock-3+functions); TestDifferential checks it against
+//     redis-server too. With SIM_LUA=miniredis they are unknown commands.
 //   - No replication at all: Group logs writes in the hook and replays them
 //     on the replica (the scripts themselves, as Redis before effects
 //     replication did, not their effects).

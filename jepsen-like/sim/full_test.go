@@ -1,12 +1,15 @@
 package sim
 
 import (
+	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,19 +81,29 @@ func TestUnsafeReproduction(t *testing.T) {
 	}
 }
 
-// TestThroughput measures acquisitions per minute of wall time under
-// faults (SIM_BUDGET seconds of wall time, default 60; two runs at once):
-// redlock-3 under the random nemesis, and single under it. It asserts
-// only that every run is clean; the numbers are logged.
+// TestThroughput measures, per mode under the random nemesis, the
+// simulation's speed: simulated seconds per CPU second (per core: the
+// process's CPU time, so it does not depend on GOMAXPROCS or on the other
+// load of the machine) and per wall second, next to acquisitions per minute
+// of wall time. Each mode runs SIM_BUDGET seconds of wall time (default
+// 30), two runs at once; SIM_MODES picks the modes (comma-separated,
+// default throughputModes). It asserts only that every run is clean; the
+// numbers are logged.
 func TestThroughput(t *testing.T) {
 	if os.Getenv("SIM_FULL") == "" {
 		t.Skip("SIM_FULL=1 (make sim)")
 	}
-	budget := time.Duration(envInt(t, "SIM_BUDGET", 60)) * time.Second
-	for _, m := range []string{"single", "redlock-3"} {
+	budget := time.Duration(envInt(t, "SIM_BUDGET", 30)) * time.Second
+	modes := strings.Split(envOr("SIM_MODES", strings.Join(throughputModes, ",")), ",")
+	type line struct {
+		mode                               string
+		acqMin, acqCPUMin, perCPU, perWall float64
+	}
+	var lines []line
+	for _, m := range modes {
 		t.Run(m, func(t *testing.T) {
 			var acq, contested, runs atomic.Int64
-			start := time.Now()
+			start, cpu0 := time.Now(), cpuTime()
 			t.Run("runs", func(t *testing.T) {
 				for w := range 2 {
 					t.Run(strconv.Itoa(w), func(t *testing.T) {
@@ -108,15 +121,36 @@ func TestThroughput(t *testing.T) {
 					})
 				}
 			})
-			wall := time.Since(start)
+			wall, cpu := time.Since(start), cpuTime()-cpu0
 			// Simulated seconds: the workers' run time of each run (its
 			// drain after the workers stopped is not counted).
 			simulated := time.Duration(runs.Load()) * DefaultTiming.Duration
-			t.Logf("%s × random: %d acquisitions (%d contested) in %d runs, %v wall: %.0f acquisitions/min, %.0f contested/min, %.2f simulated s per wall s",
-				m, acq.Load(), contested.Load(), runs.Load(), wall.Round(time.Second),
-				float64(acq.Load())/wall.Minutes(), float64(contested.Load())/wall.Minutes(), simulated.Seconds()/wall.Seconds())
+			l := line{m, float64(acq.Load()) / wall.Minutes(), float64(acq.Load()) / cpu.Minutes(), simulated.Seconds() / cpu.Seconds(), simulated.Seconds() / wall.Seconds()}
+			lines = append(lines, l)
+			t.Logf("%s × random: %d acquisitions (%d contested) in %d runs, %v wall, %v CPU: %.0f acquisitions/min, %.0f contested/min, %.1f simulated s per CPU s, %.1f per wall s",
+				m, acq.Load(), contested.Load(), runs.Load(), wall.Round(time.Second), cpu.Round(time.Second),
+				l.acqMin, float64(contested.Load())/wall.Minutes(), l.perCPU, l.perWall)
 		})
 	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "speed under the random nemesis (GOMAXPROCS %d):\n| mode | simulated s per CPU s | acquisitions per CPU min | simulated s per wall s | acquisitions per wall min |\n|---|---|---|---|---|\n", runtime.GOMAXPROCS(0))
+	for _, l := range lines {
+		fmt.Fprintf(&b, "| %s | %.1f× | %.0f | %.1f× | %.0f |\n", l.mode, l.perCPU, l.acqCPUMin, l.perWall, l.acqMin)
+	}
+	t.Log(b.String())
+}
+
+// throughputModes are TestThroughput's default modes: every mode of the
+// catalog the random scenario applies to.
+var throughputModes = []string{"single", "single+wait", "failover", "redlock-3", "redlock-5", "redlock-5+fencing", "multilock-3", "redlock-3+functions"}
+
+// cpuTime is the CPU time (user + system) the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestSoak runs redlock-5 under minority faults (every kind a majority

@@ -62,8 +62,10 @@ type luaRunner struct {
 	out     bytes.Buffer
 	w       *bufio.Writer
 	r       *bufio.Reader
-	sha     string // of the script running
-	runs    int    // scripts run, for tests
+	sha     string                  // of the script running (a function's name)
+	runs    int                     // scripts run, for tests
+	libs    map[string]*funcLibrary // Redis Functions (functions.go)
+	funcs   map[string]*luaFunction
 }
 
 // loaderName is the client name of the peer an EVAL of a script the runner
@@ -81,7 +83,8 @@ func newLuaRunner(m *miniredis.Miniredis, pooled bool) *luaRunner {
 	if err != nil {
 		return nil
 	}
-	r := &luaRunner{m: m, tmpl: tmpl, scripts: map[string]*lua.FunctionProto{}}
+	r := &luaRunner{m: m, tmpl: tmpl, scripts: map[string]*lua.FunctionProto{},
+		libs: map[string]*funcLibrary{}, funcs: map[string]*luaFunction{}}
 	r.w = bufio.NewWriter(&r.out)
 	r.r = bufio.NewReader(&r.out)
 	r.ctx = reflect.New(tmpl.typ)
@@ -192,6 +195,8 @@ func (r *luaRunner) hook(p *server.Peer, cmd string, args []string) bool {
 	case "SCRIPT":
 		r.learn(p, args)
 		return false
+	case "FUNCTION", "FCALL", "FCALL_RO":
+		return r.functionHook(p, cmd, args)
 	default:
 		return false
 	}

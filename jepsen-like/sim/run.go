@@ -700,7 +700,7 @@ func isGrant(cmds []redis.Cmder) bool {
 			if c.Val() == "OK" {
 				return true
 			}
-		case "evalsha", "eval":
+		case "evalsha", "eval", "fcall":
 			if v, ok := c.Val().([]any); ok && len(v) > 0 {
 				if first, ok := v[0].(int64); ok && first == 1 {
 					return true

@@ -46,6 +46,7 @@ var quickCells = []struct {
 	{"single", "expiry-race", ""},
 	{"redlock-3", "clock-jump-partition", ""},
 	{"redlock-3", "lost-wakeups", ""},
+	{"redlock-3+functions", "crash-restart-nopersist", ""}, // FCALL, the library lost and reloaded
 	// A cell per lock kind, in the mode of its quick matrix form.
 	{"redlock-5+fencing", "partition-minority", workload.RW},
 	{"redlock-3", "node-pause", workload.Fair},
