@@ -183,7 +183,13 @@ func (n *Node) Keys(name string) Keys {
 // When the wrapped fn is given up on (ctx ended first) it runs on: a caller
 // must not read what fn writes unless call returned nil.
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
-	err := n.run(ctx, fn)
+	return n.settle(n.run(ctx, fn))
+}
+
+// settle is what call does with a call's error: a failed connection is
+// warmed up again, an ACL refusal named. Calls that run inline (the client
+// honours deadlines) pass their error through it.
+func (n *Node) settle(err error) error {
 	if err != nil {
 		n.warm(err)          // warm.go
 		err = permError(err) // perm.go
