@@ -186,6 +186,18 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 	return v, nil
 }
 
+// evalAny runs script s on the node (FCALL in Functions mode, through the
+// batcher, or EVALSHA) and returns its answer.
+func (n *Node) evalAny(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+	if n.funcs {
+		return n.fcall(ctx, s, keys, args...)
+	}
+	if b := n.batch; b != nil {
+		return b.evalsha(ctx, s, keys, args...)
+	}
+	return s.Run(ctx, n.client, keys, args...).Result()
+}
+
 // evalInt runs script s on the node (FCALL in Functions mode, through the
 // batcher, or EVALSHA) and reads an integer answer.
 func (n *Node) evalInt(ctx context.Context, s *redis.Script, keys []string, args []any) (int64, error) {
