@@ -142,6 +142,11 @@ func (b *bench) specs() []*spec {
 		if n == 1 {
 			s.entries = append(s.entries, rlTuned(), rdDefault())
 		}
+		if n == 1 && g == 1 {
+			// The lone caller with the library's defaults (fencing on),
+			// next to "quorumlock" (fencing off, as the peers).
+			s.entries = append(s.entries, b.entry(1, recommended, "defaults", adapters.Config{Kind: adapters.Quorumlock, Fencing: true}))
+		}
 		s.work = pairs(g, b.o.dur)
 		s.warm = pairs(g, b.o.dur/5)
 		return s

@@ -26,6 +26,9 @@ type Error = multilock.Error
 
 // named gives err, when it is an *Error, the lock's name, and returns it.
 func (m *Mutex) named(err error) error {
+	if err == nil {
+		return nil
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		e.Name = m.name()

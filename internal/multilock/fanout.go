@@ -40,36 +40,22 @@ type answer struct {
 func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration,
 	call func(ctx context.Context, i int) (vote, bool, error),
 	decide func(a answer) bool, late func(a answer)) {
-	dl := time.Now().Add(perNode)
-	d, hasDeadline := ctx.Deadline()
-	if hasDeadline && d.Before(dl) {
-		dl = d
-	}
-	answerOf := func(i int, v vote, ok bool, err error, rtt time.Duration) answer {
-		if err != nil {
-			err = &NodeError{Node: m.names[i], Err: err}
-		}
-		return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
-	}
 	if len(idx) == 1 {
-		// Nothing to overlap with: the call runs inline, so the caller's
-		// own context (cancellation included) bounds it; no goroutine.
+		// Nothing to overlap with: the call runs inline (see inlineCtx).
 		i := idx[0]
-		pctx, cancel := ctx, context.CancelFunc(nil)
-		switch {
-		case m.bound:
-			pctx = DeadlineOnly(ctx, dl)
-		case !hasDeadline || d.After(dl):
-			pctx, cancel = context.WithDeadline(ctx, dl)
-		}
+		pctx, cancel := m.inlineCtx(ctx, perNode)
 		t0 := m.cfg.clock.Now()
 		v, ok, err := call(pctx, i)
 		rtt := m.cfg.clock.Now().Sub(t0)
 		if cancel != nil {
 			cancel()
 		}
-		decide(answerOf(i, v, ok, err, rtt))
+		decide(m.answerOf(i, v, ok, err, rtt))
 		return
+	}
+	dl := time.Now().Add(perNode)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
 	}
 	var (
 		pctx   context.Context
@@ -89,7 +75,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		if left.Add(-1) == 0 && cancel != nil {
 			cancel()
 		}
-		return answerOf(i, v, ok, err, rtt)
+		return m.answerOf(i, v, ok, err, rtt)
 	}
 	var (
 		mu   sync.Mutex
@@ -139,6 +125,31 @@ closed:
 			return
 		}
 	}
+}
+
+// inlineCtx is the context of a phase over a single sub-lock (a quorum of one node, the most
+// common deployment): there is nothing to overlap, so the call runs on the
+// calling goroutine, bounded by the caller's own context (cancellation
+// included) and perNode, with no goroutine or channel. Acquire and Release
+// call their one sub-lock directly, without fanout's closures.
+func (m *MultiLock) inlineCtx(ctx context.Context, perNode time.Duration) (context.Context, context.CancelFunc) {
+	dl := time.Now().Add(perNode)
+	d, hasDeadline := ctx.Deadline()
+	switch {
+	case hasDeadline && !d.After(dl):
+		return ctx, nil
+	case m.bound:
+		return DeadlineOnly(ctx, dl), nil
+	}
+	return context.WithDeadline(ctx, dl)
+}
+
+// answerOf is a call's answer, its error naming the sub-lock.
+func (m *MultiLock) answerOf(i int, v vote, ok bool, err error, rtt time.Duration) answer {
+	if err != nil {
+		err = &NodeError{Node: m.names[i], Err: err}
+	}
+	return answer{i: i, vote: v, ok: ok, err: err, rtt: rtt}
 }
 
 // spawn runs f on the configured Workers, or a goroutine of its own.

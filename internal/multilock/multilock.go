@@ -74,9 +74,12 @@ type MultiLock struct {
 // New returns a MultiLock over lockers. It fails for no lockers, a nil
 // locker, a policy whose limit is outside [0, n−1], or a bad drift factor.
 func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
-	cfg := config{policy: Majority, factor: drift.DefaultFactor, clock: drift.System, releaseTimeout: 250 * time.Millisecond}
+	// The options write into m itself: a config of its own would escape
+	// (each option takes its address) and cost an allocation per attempt.
+	m := &MultiLock{lockers: lockers, cfg: config{policy: Majority, factor: drift.DefaultFactor, clock: drift.System, releaseTimeout: 250 * time.Millisecond}}
+	cfg := &m.cfg
 	for _, o := range opts {
-		o(&cfg)
+		o(cfg)
 	}
 	n := len(lockers)
 	if n == 0 {
@@ -97,7 +100,7 @@ func New(lockers []Locker, opts ...Option) (*MultiLock, error) {
 	if cfg.releaseTimeout <= 0 {
 		return nil, fmt.Errorf("quorumlock: WithReleaseTimeout(%v): must be positive", cfg.releaseTimeout)
 	}
-	m := &MultiLock{lockers: lockers, cfg: cfg, limit: cfg.policy.FailedLocksLimit(n)}
+	m.limit = cfg.policy.FailedLocksLimit(n)
 	if n == 1 {
 		// One node: no allocations of their own for the per-node slices.
 		m.names, m.outcomes = m.one.names[:], m.one.outcomes[:]
@@ -170,30 +173,34 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 	var nGranted, refused int
 	var maxFence int64
 	var wait time.Duration
-	m.fanout(ctx, m.all(), perNode,
-		func(ctx context.Context, i int) (vote, bool, error) {
-			g, r, f, err := m.lockers[i].Acquire(ctx, ttl)
-			return vote{granted: g, remaining: r, fence: f}, g && err == nil, err
-		},
-		func(a answer) bool {
-			m.mu.Lock()
-			m.record(a)
-			m.mu.Unlock()
-			switch {
-			case a.ok:
-				nGranted++
-				maxFence = max(maxFence, a.vote.fence)
-			case a.err != nil:
-				refused++
-			default:
-				refused++
-				if r := a.vote.remaining; r > 0 && (wait == 0 || r < wait) {
-					wait = r
-				}
+	decide := func(a answer) bool {
+		m.mu.Lock()
+		m.record(a)
+		m.mu.Unlock()
+		switch {
+		case a.ok:
+			nGranted++
+			maxFence = max(maxFence, a.vote.fence)
+		case a.err != nil:
+			refused++
+		default:
+			refused++
+			if r := a.vote.remaining; r > 0 && (wait == 0 || r < wait) {
+				wait = r
 			}
-			return nGranted >= need || refused > m.limit
-		},
-		m.lateAcquire)
+		}
+		return nGranted >= need || refused > m.limit
+	}
+	if n == 1 {
+		decide(m.acquireOne(ctx, perNode, ttl))
+	} else {
+		m.fanout(ctx, m.all(), perNode,
+			func(ctx context.Context, i int) (vote, bool, error) {
+				g, r, f, err := m.lockers[i].Acquire(ctx, ttl)
+				return vote{granted: g, remaining: r, fence: f}, g && err == nil, err
+			},
+			decide, m.lateAcquire)
+	}
 
 	end := m.cfg.clock.Now()
 	elapsed := end.Sub(start)
@@ -249,6 +256,19 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 	m.state, m.until, m.token, m.elapsed = held, until, token, elapsed
 	m.mu.Unlock()
 	return true, 0, token, nil
+}
+
+// acquireOne is Acquire's call of its only sub-lock: inline (inlineCtx),
+// so it has no late answer.
+func (m *MultiLock) acquireOne(ctx context.Context, perNode, ttl time.Duration) answer {
+	pctx, cancel := m.inlineCtx(ctx, perNode)
+	t0 := m.cfg.clock.Now()
+	g, r, f, err := m.lockers[0].Acquire(pctx, ttl)
+	rtt := m.cfg.clock.Now().Sub(t0)
+	if cancel != nil {
+		cancel()
+	}
+	return m.answerOf(0, vote{granted: g, remaining: r, fence: f}, g && err == nil, err, rtt)
 }
 
 // lateAcquire handles an Acquire answer that came after the decision. A late
@@ -516,41 +536,56 @@ func (m *MultiLock) release(ctx context.Context, rollback bool) (bool, error) {
 	n := len(m.lockers)
 	need := n - m.limit
 	var t tally
-	m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
-		func(ctx context.Context, i int) (vote, bool, error) {
-			var done bool
-			var err error
-			if rollback {
-				done, err = m.giveBack(ctx, i)
-			} else {
-				done, err = m.lockers[i].Release(ctx)
-			}
-			freed := done && err == nil
-			m.mu.Lock()
-			r := m.rel[i] | relAnswered
-			if freed {
-				r |= relFreed
-			}
-			m.rel[i] = r
-			m.mu.Unlock()
-			if r&relLateGrant != 0 && !freed {
-				// A grant answered after this release was sent and the
-				// release did not free it: it ran after the release.
-				m.releaseOne(i, rollback)
-			}
-			return vote{}, freed, err
-		},
-		func(a answer) bool {
-			t.add(a, errNotHeldHere, m.names[a.i])
-			return t.ok >= need || t.bad > m.limit
-		},
-		func(answer) {})
+	decide := func(a answer) bool {
+		t.add(a, errNotHeldHere, m.names[a.i])
+		return t.ok >= need || t.bad > m.limit
+	}
+	if n == 1 {
+		// The only sub-lock, inline (inlineCtx), without fanout's closures.
+		pctx, cancel := m.inlineCtx(ctx, m.cfg.releaseTimeout)
+		t0 := m.cfg.clock.Now()
+		_, freed, err := m.releaseAt(pctx, 0, rollback)
+		rtt := m.cfg.clock.Now().Sub(t0)
+		if cancel != nil {
+			cancel()
+		}
+		decide(m.answerOf(0, vote{}, freed, err, rtt))
+	} else {
+		m.fanout(ctx, m.all(), m.cfg.releaseTimeout,
+			func(ctx context.Context, i int) (vote, bool, error) { return m.releaseAt(ctx, i, rollback) },
+			decide, func(answer) {})
+	}
 	if t.ok < need {
 		e := NewError(OpRelease, ErrNotHeld, n, t.errs...)
 		e.Granted, e.Undecided = t.ok, n-t.ok-t.bad
 		return false, e
 	}
 	return true, nil
+}
+
+// releaseAt is Release's (or Rollback's) call of sub-lock i.
+func (m *MultiLock) releaseAt(ctx context.Context, i int, rollback bool) (vote, bool, error) {
+	var done bool
+	var err error
+	if rollback {
+		done, err = m.giveBack(ctx, i)
+	} else {
+		done, err = m.lockers[i].Release(ctx)
+	}
+	freed := done && err == nil
+	m.mu.Lock()
+	r := m.rel[i] | relAnswered
+	if freed {
+		r |= relFreed
+	}
+	m.rel[i] = r
+	m.mu.Unlock()
+	if r&relLateGrant != 0 && !freed {
+		// A grant answered after this release was sent and the release
+		// did not free it: it ran after the release.
+		m.releaseOne(i, rollback)
+	}
+	return vote{}, freed, err
 }
 
 // tally counts one phase's answers (extend, fence, release): successes,

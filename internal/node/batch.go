@@ -72,11 +72,23 @@ func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
 	c := &batchCall{ctx: ctx, args: args, done: make(chan struct{})}
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
+	// ctx may carry a deadline that its Done does not close at (a Lock is
+	// DeadlineBound: the multilock core passes such a context), so a queued
+	// call watches the deadline itself: it must not wait past it for a
+	// flight to land.
+	var expired <-chan time.Time
+	if d, ok := ctx.Deadline(); ok {
+		t := time.NewTimer(time.Until(d))
+		defer t.Stop()
+		expired = t.C
+	}
 	select {
 	case <-c.done:
 		return c.val, c.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-expired:
+		return nil, context.DeadlineExceeded
 	}
 }
 
@@ -173,14 +185,14 @@ func isRedisReply(err error) bool {
 // evalsha runs script s through the batcher: EVALSHA, and EVAL when the
 // node does not know the script yet (after a restart or SCRIPT FLUSH).
 func (b *batcher) evalsha(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
-	v, err := b.do(ctx, evalArgs("evalsha", s.Hash(), keys, args)...)
+	v, err := b.do(ctx, evalArgs("evalsha", hashArg(s), keys, args)...)
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		return s.Eval(ctx, b.client, keys, args...).Result()
 	}
 	return v, err
 }
 
-func evalArgs(cmd, body string, keys []string, args []any) []any {
+func evalArgs(cmd string, body any, keys []string, args []any) []any {
 	out := make([]any, 0, 3+len(keys)+len(args))
 	out = append(out, cmd, body, len(keys))
 	for _, k := range keys {

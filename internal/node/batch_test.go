@@ -184,3 +184,50 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// noDoneCtx has a deadline but a Done that never closes, as the multilock
+// core's contexts for DeadlineBound calls (Lock.BoundByDeadline).
+type noDoneCtx struct {
+	context.Context
+	dl time.Time
+}
+
+func (c noDoneCtx) Deadline() (time.Time, bool) { return c.dl, true }
+
+// A call queued behind a busy flight leaves at its deadline even when its
+// context's Done never closes: it must not wait for the flight to land.
+func TestBatchedQueuedCallLeavesAtDeadline(t *testing.T) {
+	s := localredis.StartT(t, localredis.Config{})
+	n := batchedNode(t, s)
+	n.batch.flights = 1
+	landed := make(chan error, 1)
+	go func() {
+		// Occupies the only flight until the list gets an element (or
+		// 5 s pass: a batcher that ignored the deadline fails, not hangs).
+		_, err := n.batch.do(context.Background(), "blpop", "batch-hold", 5)
+		landed <- err
+	}()
+	for {
+		n.batch.mu.Lock()
+		busy := n.batch.busy
+		n.batch.mu.Unlock()
+		if busy == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ctx := noDoneCtx{Context: context.Background(), dl: time.Now().Add(20 * time.Millisecond)}
+	_, err := n.batch.do(ctx, "ping")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("queued call: %v, want context.DeadlineExceeded", err)
+	}
+	select {
+	case err := <-landed:
+		t.Fatalf("the flight landed (%v) before the queued call gave up: it waited for the flight", err)
+	default:
+	}
+	if err := s.Client().LPush(t.Context(), "batch-hold", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	<-landed
+}

@@ -208,6 +208,24 @@ func int64s(res *redis.Cmd) ([]int64, error) {
 	return v, nil
 }
 
+// int64Pair reads a script's answer of two integers, as int64s does from
+// a Cmd.
+func int64Pair(r any) (a, b int64, err error) {
+	vs, ok := r.([]any)
+	if !ok {
+		return 0, 0, fmt.Errorf("quorumlock: acquire script answered %T, want two integers", r)
+	}
+	if len(vs) != 2 {
+		return 0, 0, fmt.Errorf("quorumlock: acquire script answered %v", vs)
+	}
+	a, ok = vs[0].(int64)
+	b, ok2 := vs[1].(int64)
+	if !ok || !ok2 {
+		return 0, 0, fmt.Errorf("quorumlock: acquire script answered %v, want two integers", vs)
+	}
+	return a, b, nil
+}
+
 // acquireAnswer turns the acquire scripts' {granted, fence-or-pttl} answer
 // into a vote.
 func acquireAnswer(res []int64) (granted bool, remaining time.Duration, fence int64) {
@@ -220,7 +238,7 @@ func acquireAnswer(res []int64) (granted bool, remaining time.Duration, fence in
 	return false, remaining, 0
 }
 
-func (l *Lock) fenceArg() string { return l.n.fenceArg(l.fencing) }
+func (l *Lock) fenceArg() any { return l.n.fenceArg(l.fencing) }
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
@@ -230,6 +248,21 @@ func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks
 // acquireChecked runs an acquire script (plain or read-write) with the checks
 // and reads its {granted, fence-or-pttl} answer.
 func (n *Node) acquireChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
+	if chk.none() && !n.guarded {
+		// The common call, the script alone: inline, without runChecked's
+		// closure and Cmd (a lone caller's allocations).
+		c = Checked{Acked: -1}
+		r, err := n.evalAny(ctx, s, keys, args)
+		if err = n.settle(err); err != nil {
+			return false, 0, 0, c, err
+		}
+		var v [2]int64
+		if v[0], v[1], err = int64Pair(r); err != nil {
+			return false, 0, 0, c, err
+		}
+		granted, remaining, fence = acquireAnswer(v[:])
+		return granted, remaining, fence, c, nil
+	}
 	res, c, err := n.runChecked(ctx, s, keys, args, chk)
 	if err != nil {
 		return false, 0, 0, c, err

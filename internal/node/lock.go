@@ -80,6 +80,14 @@ func (l *Lock) ExpectHeld() *Lock {
 
 func (l *Lock) String() string { return l.n.name }
 
+// BoundByDeadline reports whether this lock's calls end by their context's
+// deadline without a cancellation (multilock.DeadlineBound): true unless
+// the go-redis client ignores context deadlines, in which case every call
+// is wrapped to wait on the context instead (Node.call). The multilock core
+// then hands its calls a deadline without a timer, one timer and context
+// fewer per phase. A call queued in the batcher arms its own timer.
+func (l *Lock) BoundByDeadline() bool { return !l.n.guarded }
+
 func ms(d time.Duration) int64 {
 	if d < time.Millisecond {
 		return 1
@@ -110,50 +118,66 @@ func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, re
 // acquireFast is Acquire's one-command path; done is false when the acquire
 // script must decide. It answers only a grant: SET NX replies OK or nothing
 // (nil is no error for go-redis' BoolCmd, so the hot path never walks its
-// error classification).
+// error classification). On a client that honours deadlines the command
+// runs inline, with no closure for Node.call (a lone caller's allocations).
 func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, done bool, err error) {
 	var set bool
-	err = l.n.call(ctx, func(ctx context.Context) error {
-		var e error
-		// Never PX 0 (SET would keep the key forever): at least 1 ms, as
-		// the scripts' ms() rounds.
-		if b := l.n.batch; b != nil {
-			v, e := b.do(ctx, "set", l.keys[0], l.val, "px", ms(ttl), "nx")
-			set = e == nil && v == "OK"
-			if e == redis.Nil {
-				e = nil
-			}
-			return e
-		}
-		set, e = l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
-		return e
-	})
+	if l.n.guarded {
+		set, err = l.guardedSetNX(ctx, ttl)
+	} else {
+		set, err = l.setNX(ctx, ttl)
+		err = l.n.settle(err)
+	}
 	if err != nil {
-		// set is not read: a wrapped call may still be running (Node.call).
 		return false, true, err
 	}
 	return set, set, nil
 }
 
+// setNX sends the fast path's SET key value NX PX ttl.
+func (l *Lock) setNX(ctx context.Context, ttl time.Duration) (bool, error) {
+	// Never PX 0 (SET would keep the key forever): at least 1 ms, as the
+	// scripts' ms() rounds.
+	if b := l.n.batch; b != nil {
+		v, err := b.do(ctx, "set", l.keys[0], l.val, "px", ms(ttl), "nx")
+		if err == redis.Nil {
+			return false, nil
+		}
+		return err == nil && v == "OK", err
+	}
+	return l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
+}
+
+// guardedSetNX is setNX through Node.call, for a client that ignores
+// deadlines.
+func (l *Lock) guardedSetNX(ctx context.Context, ttl time.Duration) (bool, error) {
+	var set bool
+	err := l.n.call(ctx, func(ctx context.Context) error {
+		var e error
+		set, e = l.setNX(ctx, ttl)
+		return e
+	})
+	if err != nil {
+		// set is not read: a wrapped call may still be running (Node.call).
+		return false, err
+	}
+	return set, nil
+}
+
+// int runs script s and reads its integer answer: inline on a client that
+// honours deadlines, else through Node.call.
 func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...any) (int64, error) {
+	if !l.n.guarded {
+		v, err := l.n.evalInt(ctx, s, keys, args)
+		if err = l.n.settle(err); err != nil {
+			return 0, err
+		}
+		return v, nil
+	}
 	var v int64
 	err := l.n.call(ctx, func(ctx context.Context) error {
 		var e error
-		if l.n.funcs {
-			v, e = l.n.fcallCmd(ctx, s, keys, args...).Int64()
-			return e
-		}
-		if b := l.n.batch; b != nil {
-			var r any
-			if r, e = b.evalsha(ctx, s, keys, args...); e == nil {
-				var ok bool
-				if v, ok = r.(int64); !ok {
-					e = fmt.Errorf("quorumlock: script %s answered %T, want an integer", s.Hash()[:8], r)
-				}
-			}
-			return e
-		}
-		v, e = s.Run(ctx, l.n.client, keys, args...).Int64()
+		v, e = l.n.evalInt(ctx, s, keys, args)
 		return e
 	})
 	if err != nil {
@@ -162,15 +186,51 @@ func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...
 	return v, nil
 }
 
+// evalAny runs script s on the node (FCALL in Functions mode, through the
+// batcher, or EVALSHA) and returns its answer.
+func (n *Node) evalAny(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+	if n.funcs {
+		return n.fcall(ctx, s, keys, args...)
+	}
+	if b := n.batch; b != nil {
+		return b.evalsha(ctx, s, keys, args...)
+	}
+	return s.Run(ctx, n.client, keys, args...).Result()
+}
+
+// evalInt runs script s on the node (FCALL in Functions mode, through the
+// batcher, or EVALSHA) and reads an integer answer.
+func (n *Node) evalInt(ctx context.Context, s *redis.Script, keys []string, args []any) (int64, error) {
+	if n.funcs {
+		return n.fcallCmd(ctx, s, keys, args...).Int64()
+	}
+	if b := n.batch; b != nil {
+		r, err := b.evalsha(ctx, s, keys, args...)
+		if err != nil {
+			return 0, err
+		}
+		v, ok := r.(int64)
+		if !ok {
+			return 0, fmt.Errorf("quorumlock: script %s answered %T, want an integer", s.Hash()[:8], r)
+		}
+		return v, nil
+	}
+	return s.Run(ctx, n.client, keys, args...).Int64()
+}
+
 // Release gives back this attempt's share; true when it held one. When
 // the lock became free it tells waiters (unlock channel).
-func (l *Lock) Release(ctx context.Context) (bool, error) { return l.release(ctx, "1") }
+func (l *Lock) Release(ctx context.Context) (bool, error) { return l.release(ctx, tellWaiters) }
 
 // Rollback is Release for an attempt that never held the lock (it failed
 // the quorum): it tells no waiter, since nothing they wait for happened.
-func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, "0") }
+func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, tellNobody) }
 
-func (l *Lock) release(ctx context.Context, tell string) (bool, error) {
+// The release scripts' tell argument, as interface values made once (a
+// string variable put in an []any costs an allocation per call).
+var tellWaiters, tellNobody any = "1", "0"
+
+func (l *Lock) release(ctx context.Context, tell any) (bool, error) {
 	s, args := releaseScript, []any{l.val, l.channel, tell}
 	if l.leaderKey != "" {
 		s, args = electReleaseScript, append(args, l.leaderChan)

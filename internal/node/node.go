@@ -37,6 +37,7 @@ type Node struct {
 	noBatch bool
 
 	fenceRetention time.Duration // WithFenceRetention
+	fenceOnArg     any           // fenceArg(true), made by New
 
 	funcs, funcsSet bool // WithFunctions (functions.go)
 }
@@ -96,6 +97,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	if n.fenceRetention < MinFenceRetention {
 		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v: a fencing counter must be kept at least %v, far longer than any lease", n.fenceRetention, MinFenceRetention)
 	}
+	n.fenceOnArg = strconv.FormatInt(n.fenceRetention.Milliseconds(), 10)
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
 	}
@@ -150,13 +152,16 @@ func (n *Node) Name() string { return n.name }
 func (n *Node) String() string { return n.name }
 
 // fenceArg is the acquire scripts' fencing argument: "0" without fencing,
-// else the counters' retention in ms (acquire_lib.lua).
-func (n *Node) fenceArg(fencing bool) string {
+// else the counters' retention in ms (acquire_lib.lua). Made once by New,
+// as an interface value: it goes into every acquire's arguments.
+func (n *Node) fenceArg(fencing bool) any {
 	if !fencing {
-		return "0"
+		return noFenceArg
 	}
-	return strconv.FormatInt(n.fenceRetention.Milliseconds(), 10)
+	return n.fenceOnArg
 }
+
+var noFenceArg any = "0"
 
 // retentionMS is the counters' retention in ms (fence.lua's ARGV[3]).
 func (n *Node) retentionMS() int64 { return n.fenceRetention.Milliseconds() }
@@ -183,7 +188,13 @@ func (n *Node) Keys(name string) Keys {
 // When the wrapped fn is given up on (ctx ended first) it runs on: a caller
 // must not read what fn writes unless call returned nil.
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
-	err := n.run(ctx, fn)
+	return n.settle(n.run(ctx, fn))
+}
+
+// settle is what call does with a call's error: a failed connection is
+// warmed up again, an ACL refusal named. Calls that run inline (the client
+// honours deadlines) pass their error through it.
+func (n *Node) settle(err error) error {
 	if err != nil {
 		n.warm(err)          // warm.go
 		err = permError(err) // perm.go

@@ -68,7 +68,22 @@ var scriptNames = map[string]struct{ name, src string }{}
 // the table cannot miss one.
 func script(name, src string) *redis.Script {
 	record(name, src)
-	return redis.NewScript(src)
+	s := redis.NewScript(src)
+	scriptHashes[s] = s.Hash()
+	return s
+}
+
+// scriptHashes holds each script's SHA as an interface value, made once by
+// script: EVALSHA's argument without an allocation per call. Written only
+// while the package's variables are initialised.
+var scriptHashes = map[*redis.Script]any{}
+
+// hashArg is s's SHA as a command argument.
+func hashArg(s *redis.Script) any {
+	if h, ok := scriptHashes[s]; ok {
+		return h
+	}
+	return s.Hash()
 }
 
 // record puts a script body run with EVAL (not made by script) in
