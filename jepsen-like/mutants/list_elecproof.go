@@ -1,0 +1,47 @@
+package mutants
+
+// elecproofMutants break the election's promises one at a time, each
+// caught by the election workload's checks (checker.ElectionTerms).
+var elecproofMutants = []Mutant{
+	{
+		Name:  "election-term-reused",
+		Bug:   "two successive leaders get the same term number",
+		File:  "quorum/election.go",
+		Old:   "number: lease.Token(), elected:",
+		New:   "number: lease.Token() / 2, elected:",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+		CI:    true,
+	},
+	{
+		Name:  "election-term-decreasing",
+		Bug:   "term numbers run downwards: distinct, but a later leader's term is lower",
+		File:  "quorum/election.go",
+		Old:   "func (t *Term) Number() int64 { return t.number }",
+		New:   "func (t *Term) Number() int64 { return 1<<60 - t.number }",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+	},
+	{
+		Name:  "election-loss-untold",
+		Bug:   "a term whose renewal fails is not ended: Done stays open after the loss",
+		File:  "quorum/election.go",
+		Old:   "\tcontext.AfterFunc(lease.Context(), func() { t.cancel(t.Err()) })\n",
+		New:   "\t_ = lease.Context()\n",
+		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+	},
+	{
+		Name:  "election-observe-lags",
+		Bug:   "Observe hands out the change before the one it just read: a term reaches followers only when the next one begins",
+		File:  "quorum/election.go",
+		Old:   "case out <- noTerm(ch):",
+		New:   "case out <- noTerm(last):",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+	},
+	{
+		Name:  "campaign-polls-slowly",
+		Bug:   "a waiting campaign ignores pub/sub and tries again only every 10 s",
+		File:  "quorum/mutex.go",
+		Old:   "\t\tt := time.NewTimer(delay)\n\t\tselect {\n\t\tcase <-signal:\n",
+		New:   "\t\tt := time.NewTimer(10 * time.Second)\n\t\tselect {\n\t\tcase <-make(chan struct{}):\n",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+	},
+}
