@@ -169,10 +169,23 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 		})
 		if o, ok := w.Locker.(Observer); ok {
 			wg.Go(func() {
-				for term := range o.Observe(ctx) {
-					rec.Observed(w.ID, term)
+				ch := o.Observe(ctx)
+				for {
+					select {
+					case term, ok := <-ch:
+						if ok {
+							rec.Observed(w.ID, term)
+							continue
+						}
+					case <-ctx.Done():
+					}
+					// The follower stops when the run ends, not when
+					// its last read (cut off, maybe) returns.
+					rec.Invoke(history.Op{Worker: w.ID, Kind: history.Observe}).Fail(errFollowed)
+					for range ch {
+					}
+					return
 				}
-				rec.Invoke(history.Op{Worker: w.ID, Kind: history.Observe}).Fail(errFollowed)
 			})
 		}
 	}
