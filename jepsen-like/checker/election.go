@@ -26,7 +26,7 @@ type ElectionResults struct {
 	TermsIncrease Result `json:"terms_increase"`
 	// Observed: every follower's deliveries come in term order, and a
 	// term that leads for at least the wakeup bound with no fault in
-	// effect is delivered to every follower within that bound of its
+	// effect (nor in the FollowerRecovery before it) is delivered to every follower within that bound of its
 	// election (or a later term is): Observe reads at least every retry
 	// interval and on every pub/sub message (judged while the follower
 	// follows: from its first delivery to its failed Observe op). Count is the number of
@@ -97,6 +97,12 @@ func checkElection(h history.History, ix *index, bound time.Duration, ex example
 	return out
 }
 
+// FollowerRecovery is how long after a fault heals a follower may still
+// be cut off: go-redis waits up to a second before it dials again a node
+// whose dial failed, so a follower's reads recover that much after its
+// connections do. Terms elected within it of a fault are not judged.
+const FollowerRecovery = time.Second
+
 // checkObserved judges the Observe ops (see ElectionResults.Observed).
 func checkObserved(h history.History, terms []Tenure, bound time.Duration, ex examples) Result {
 	seen := map[int][]history.Op{}     // follower → deliveries, in time order
@@ -150,7 +156,7 @@ func checkObserved(h history.History, terms []Tenure, bound time.Duration, ex ex
 			if t.Signalled != 0 && t.Signalled < tEnd {
 				tEnd = t.Signalled
 			}
-			if tEnd < until || until > stop || ds[0].Invoke > t.Start || !faultFree(ws, t.Start, until) {
+			if tEnd < until || until > stop || ds[0].Invoke > t.Start || !faultFree(ws, t.Start-FollowerRecovery, until) {
 				continue
 			}
 			if slices.ContainsFunc(ds, func(d history.Op) bool { return d.Token >= t.Token && d.Invoke <= until }) {

@@ -5,10 +5,10 @@ package mutants
 var elecproofMutants = []Mutant{
 	{
 		Name:  "election-term-reused",
-		Bug:   "two successive leaders get the same term number",
+		Bug:   "the term number loses its low bits: successive leaders share one",
 		File:  "quorum/election.go",
 		Old:   "number: lease.Token(), elected:",
-		New:   "number: lease.Token() / 2, elected:",
+		New:   "number: lease.Token() >> 8, elected:",
 		Cells: []Cell{{"redlock-3", "baseline", "election"}},
 		CI:    true,
 	},
