@@ -22,10 +22,10 @@ var elecproofMutants = []Mutant{
 	},
 	{
 		Name:  "election-loss-untold",
-		Bug:   "a term whose renewal fails is not ended: Done stays open after the loss",
+		Bug:   "a term's Done channel is not the term's: it never closes, so a leader is not told of a lost term",
 		File:  "quorum/election.go",
-		Old:   "\tcontext.AfterFunc(lease.Context(), func() { t.cancel(t.Err()) })\n",
-		New:   "\t_ = lease.Context()\n",
+		Old:   "func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }",
+		New:   "func (t *Term) Done() <-chan struct{} { return make(chan struct{}) }",
 		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
 	},
 	{
