@@ -308,6 +308,8 @@ type config struct {
 	maxExamples int
 	skipLinear  bool
 	wakeupBound time.Duration
+	// clientFaults: the faults strike clients only (WithClientFaults).
+	clientFaults bool
 }
 
 // Option configures [Check].
@@ -400,7 +402,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
-	r.Election = checkElection(h, ix, cfg.wakeupBound, ex)
+	r.Election = checkElection(h, ix, cfg.wakeupBound, cfg.clientFaults, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}

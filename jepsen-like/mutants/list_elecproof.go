@@ -42,6 +42,6 @@ var elecproofMutants = []Mutant{
 		File:  "quorum/mutex.go",
 		Old:   "\t\tt := time.NewTimer(delay)\n\t\tselect {\n\t\tcase <-signal:\n",
 		New:   "\t\tt := time.NewTimer(10 * time.Second)\n\t\tselect {\n\t\tcase <-make(chan struct{}):\n",
-		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}, {"redlock-3", "baseline", "election"}},
 	},
 }
