@@ -56,6 +56,7 @@ var quickModes = map[workload.Kind][]string{
 	workload.All:       {"redlock-5+fencing"},
 	workload.Reentrant: {"redlock-3"},
 	workload.Batched:   {"redlock-3"},
+	workload.Election:  {"redlock-3"},
 }
 
 var quickScenarios = map[workload.Kind][]string{
@@ -65,6 +66,7 @@ var quickScenarios = map[workload.Kind][]string{
 	workload.All:       {"baseline", "partition-minority"},
 	workload.Reentrant: {"baseline", "partition-minority"},
 	workload.Batched:   {"baseline", "latency"},
+	workload.Election:  {"baseline", "holder-isolated"},
 }
 
 func kindWorkloads() []Workload {
@@ -112,7 +114,7 @@ func SelectWorkloads(list string) ([]Workload, error) {
 // exclusion: writer progress (rw) where the cell expects progress, fair
 // order (fair) where the cell is expected safe, signal-first (renewed)
 // where it is expected safe or its faults strike clients only
-// (Scenario.LeasesHold).
+// (Scenario.LeasesHold), the election's checks (election) there too.
 // A violation is named in Broken and refutes a cell expected safe.
 func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.Result, rep checker.Report) report.Result {
 	var r checker.Result
@@ -134,6 +136,14 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 			return res
 		}
 		r = rep.SignalFirst
+	case checker.ElectionTerms:
+		// Where the lease exclusion is judged: the terms, the loss
+		// signal, the followers and the hand-over (the last two only in
+		// the fault-free spans of the run).
+		if !exp.Safe && !s.LeasesHold {
+			return res
+		}
+		r = electionResult(rep)
 	default:
 		return res
 	}
@@ -158,6 +168,28 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 		res.Verdict, res.VerdictNote = report.Refuted, why
 	}
 	return res
+}
+
+// electionResult is the election checks as one result: the violated
+// ones' counts summed, their examples named.
+func electionResult(rep checker.Report) checker.Result {
+	out := checker.Result{Verdict: checker.Ok}
+	e := rep.Election
+	for _, c := range []struct {
+		name string
+		r    checker.Result
+	}{{"one-leader", e.OneLeader}, {"terms-increase", e.TermsIncrease}, {"signal-first", rep.SignalFirst}, {"observed", e.Observed}, {"replaced", e.Replaced}} {
+		if c.r.Verdict != checker.Violated {
+			continue
+		}
+		out.Verdict = checker.Violated
+		out.Count += c.r.Count
+		for _, x := range c.r.Examples {
+			x.Note = c.name + ": " + x.Note
+			out.Examples = append(out.Examples, x)
+		}
+	}
+	return out
 }
 
 // DefaultWorkload is the workload of a cell that names none.

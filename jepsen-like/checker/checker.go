@@ -152,6 +152,9 @@ type Report struct {
 	// granted out of arrival order (see WithFairSlack). Unknown when the
 	// history has no fair waiter.
 	FairOrder Result `json:"fair_order"`
+	// Election: the election's terms and its followers' deliveries (see
+	// ElectionResults). Unknown when the history has no term.
+	Election ElectionResults `json:"election"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -197,10 +200,15 @@ const (
 	// whether or not they heard its unlock message (the Wakeups check).
 	// A liveness property, not part of Safety.
 	FreeLockTaken Property = "free-lock-taken"
+	// ElectionTerms: an election's promise — one leader per term, terms
+	// that increase, a lost term told before its successor begins (the
+	// SignalFirst check), every term delivered to followers, and a free
+	// election filled in time (the Election checks).
+	ElectionTerms Property = "election"
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, ElectionTerms}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -235,6 +243,12 @@ func (r Report) checks(p Property) []namedResult {
 		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
 	case FairOrder:
 		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
+	case ElectionTerms:
+		return []namedResult{{name: "terms with two leaders", r: r.Election.OneLeader},
+			{name: "terms not above an earlier one", r: r.Election.TermsIncrease},
+			{name: "holders told after a successor's term began", r: r.SignalFirst},
+			{name: "terms not delivered in order to a follower", r: r.Election.Observed},
+			{name: "terms not replaced within the bound", r: r.Election.Replaced}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
@@ -294,6 +308,8 @@ type config struct {
 	maxExamples int
 	skipLinear  bool
 	wakeupBound time.Duration
+	// clientFaults: the faults strike clients only (WithClientFaults).
+	clientFaults bool
 }
 
 // Option configures [Check].
@@ -370,6 +386,7 @@ func Check(h history.History, opts ...Option) Report {
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
 		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
+		r.Election = ElectionResults{u, u, u, u}
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -385,6 +402,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
+	r.Election = checkElection(h, ix, cfg.wakeupBound, cfg.clientFaults, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}

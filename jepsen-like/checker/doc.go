@@ -96,6 +96,19 @@
 // its outcome), with no fault in effect from A's invoke to B's grant. Count
 // is the number of such pairs.
 //
+// Election (Report.Election; the election workload: acquires of Role
+// "leader" are campaigns, their tenures terms, their tokens term numbers;
+// Observe ops are what followers were given). One leader: no term number
+// handed to two campaigns. Terms increase: a term elected after another
+// campaign began is above every term elected before that. Observed: each
+// follower's terms never go down, and a term that leads for at least the
+// wakeup bound, with no fault from FollowerRecovery before its election to
+// the bound after it, reaches every follower within the bound (or a later
+// term does). Replaced: a term that ended as its leader saw it (Resign, or
+// its loss signal) while another campaign waited is followed within its
+// validity at election plus the wakeup bound, faults aside. The lost term's
+// signal is judged by Signal first.
+//
 // Linearizability (Report.Register, Report.CriticalSections), checked with
 // porcupine against a register model that starts at 0. Register: Ok reads
 // and accepted writes as register operations — a sanity check of the

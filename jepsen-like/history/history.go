@@ -30,11 +30,15 @@ const (
 	// closed) before the holder released it. Invoke and Complete are when
 	// the holder saw it; Lease is the acquire.
 	Signal Kind = "signal"
+	// Observe: a follower's Observe delivered a leadership change (the
+	// election workload): an instant. Token is the delivered term, 0 for
+	// "no leader". A failed Observe is the end of the deliveries.
+	Observe Kind = "observe"
 )
 
 func (k Kind) valid() bool {
 	switch k {
-	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal:
+	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal, Observe:
 		return true
 	}
 	return false

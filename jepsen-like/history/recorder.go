@@ -88,6 +88,12 @@ func (r *Recorder) Signal(worker int, lease OpID) {
 	r.Invoke(Op{Worker: worker, Kind: Signal, Lease: lease}).Ok()
 }
 
+// Observed records that worker's Observe delivered term (0: no leader):
+// an instant, completed at once.
+func (r *Recorder) Observed(worker int, term uint64) {
+	r.Invoke(Op{Worker: worker, Kind: Observe, Token: term}).Ok()
+}
+
 // NemesisStart records that the nemesis starts injecting the fault name;
 // complete it with Ok once the fault is in place.
 func (r *Recorder) NemesisStart(name string) Call {

@@ -360,8 +360,12 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if attempt <= 0 {
 		attempt = catalog.AttemptTimeout
 	}
-	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4),
-		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)))
+	opts := []checker.Option{checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease / 4),
+		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt))}
+	if c.Scenario.LeasesHold {
+		opts = append(opts, checker.WithClientFaults())
+	}
+	rep := checker.Check(h, opts...)
 	exp := c.Expect()
 	res := report.FromReport(c.modeName(), c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)

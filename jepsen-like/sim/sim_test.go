@@ -54,6 +54,8 @@ var quickCells = []struct {
 	{"redlock-5+fencing", "partition-minority", workload.All},
 	{"redlock-3", "partition-minority", workload.Reentrant},
 	{"redlock-3", "baseline", workload.Batched},
+	{"redlock-3", "baseline", workload.Election},
+	{"redlock-3", "holder-isolated", workload.Election},
 }
 
 func TestQuickCells(t *testing.T) {

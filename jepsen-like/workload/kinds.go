@@ -64,6 +64,11 @@ const (
 	// pipelines carry several callers' commands); even callers take the
 	// shared name and write the resource, odd ones a name of their own.
 	Batched Kind = "batched"
+	// Election: every worker campaigns in one quorum.Election (Campaign,
+	// or TryCampaign), acts as leader — writes the resource with its term
+	// number — while its term holds, then resigns; every worker also
+	// follows the election with Observe.
+	Election Kind = "election"
 )
 
 // BatchCallers is the number of goroutines per client of the batched
@@ -88,6 +93,7 @@ var Kinds = []KindInfo{
 	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", ""},
 	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
 	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
+	{Election, "campaigners of one Election lead in turn, followers Observe: one leader per term, terms increase, a lost term is told, every term observed, a free election filled in time", checker.ElectionTerms},
 }
 
 // ParseKinds parses a comma-separated list of workloads ("" or "all":
@@ -121,23 +127,24 @@ func kindNames() string {
 
 // Watchdog reports whether k's leases are renewed by the watchdog whatever
 // the scenario.
-func (k Kind) Watchdog() bool { return k == Renewed }
+func (k Kind) Watchdog() bool { return k == Renewed || k == Election }
 
 // Work is the work time of k's critical sections under leases of lease
 // (zero: the runner's default). Renewed leases hold past a third of the
-// TTL, so the watchdog renews each at least once before its holder writes.
+// TTL, so the watchdog renews each at least once before its holder writes;
+// election terms too (and last long enough for followers to see them).
 func (k Kind) Work(lease time.Duration) Range {
-	if k == Renewed {
+	if k == Renewed || k == Election {
 		return Range{Min: lease/3 + lease/10, Max: lease / 2}
 	}
 	return Range{}
 }
 
 // AcquireTimeout is the bound of each Lock call of k's workers: def, but
-// for renewed leases long enough for every other worker to hold once
+// for renewed leases and terms long enough for every other worker to hold once
 // (workers × lease), as their critical sections last up to half a lease.
 func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
-	if k == Renewed {
+	if k == Renewed || k == Election {
 		return max(def, time.Duration(workers)*lease)
 	}
 	return def
@@ -219,6 +226,8 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 			b = append(b, described{Quorum(m), Hold{Locks: []string{n}}})
 		}
 		return b, nil
+	case Election:
+		return newElection(qc, name, worker)
 	}
 	return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
 }

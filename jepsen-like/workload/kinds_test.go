@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,7 +76,14 @@ func TestKindsOnRedis(t *testing.T) {
 					t.Errorf("fair: no fair acquisition recorded")
 				}
 			}
-			rep := checker.Check(h, checker.WithoutLinearizability())
+			opts := []checker.Option{checker.WithoutLinearizability()}
+			if k == Election {
+				if roles[checker.RoleLeader] == 0 || !slices.ContainsFunc(h.Ops, func(o history.Op) bool { return o.Kind == history.Observe && o.Token != 0 }) {
+					t.Errorf("election: %d terms, and no follower was given one", roles[checker.RoleLeader])
+				}
+				opts = append(opts, checker.WithWakeupBound(checker.WakeupBound(50*time.Millisecond, 250*time.Millisecond)))
+			}
+			rep := checker.Check(h, opts...)
 			if rep.Acquires.Ok == 0 {
 				t.Fatalf("no acquisition: %+v", rep.Acquires)
 			}

@@ -18,6 +18,10 @@ import (
 // workload records such an acquisition as Fail; any other error as Unknown.
 var ErrNotObtained = errors.New("workload: lock not obtained")
 
+// errFollowed ends a follower's deliveries in the history (an Observe op
+// that failed): it no longer follows from then on.
+var errFollowed = errors.New("workload: the run ended; no longer observing")
+
 // Locker is the lock under test, as the workload uses it. Implementations
 // must be safe for concurrent use; each successful call returns its own
 // Lease. Errors for "not obtained" wrap ErrNotObtained.
@@ -137,7 +141,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Run runs the workers until ctx ends, recording into rec; the resource res
-// must record into the same rec. It returns when every worker has finished
+// must record into the same rec. Workers whose Locker is an Observer also
+// follow it until ctx ends. It returns when every worker has finished
 // its current tenure. The error reports misuse of the recorder (a bug in the
 // workload), or invalid arguments.
 func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, workers []Worker, cfg Config) error {
@@ -162,6 +167,27 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 			r := runner{w: w, rec: rec, res: res, cfg: cfg, choices: newChoices(cfg, w.ID)}
 			r.loop(ctx)
 		})
+		if o, ok := w.Locker.(Observer); ok {
+			wg.Go(func() {
+				ch := o.Observe(ctx)
+				for {
+					select {
+					case term, ok := <-ch:
+						if ok {
+							rec.Observed(w.ID, term)
+							continue
+						}
+					case <-ctx.Done():
+					}
+					// The follower stops when the run ends, not when
+					// its last read (cut off, maybe) returns.
+					rec.Invoke(history.Op{Worker: w.ID, Kind: history.Observe}).Fail(errFollowed)
+					for range ch {
+					}
+					return
+				}
+			})
+		}
 	}
 	wg.Wait()
 	return rec.Err()

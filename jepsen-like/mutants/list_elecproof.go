@@ -1,0 +1,47 @@
+package mutants
+
+// elecproofMutants break the election's promises one at a time, each
+// caught by the election workload's checks (checker.ElectionTerms).
+var elecproofMutants = []Mutant{
+	{
+		Name:  "election-term-reused",
+		Bug:   "the term number loses its low bits: successive leaders share one",
+		File:  "quorum/election.go",
+		Old:   "number: lease.Token(), elected:",
+		New:   "number: lease.Token() >> 8, elected:",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+		CI:    true,
+	},
+	{
+		Name:  "election-term-decreasing",
+		Bug:   "term numbers run downwards: distinct, but a later leader's term is lower",
+		File:  "quorum/election.go",
+		Old:   "func (t *Term) Number() int64 { return t.number }",
+		New:   "func (t *Term) Number() int64 { return 1<<60 - t.number }",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+	},
+	{
+		Name:  "election-loss-untold",
+		Bug:   "a term's Done channel is not the term's: it never closes, so a leader is not told of a lost term",
+		File:  "quorum/election.go",
+		Old:   "func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }",
+		New:   "func (t *Term) Done() <-chan struct{} { return make(chan struct{}) }",
+		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+	},
+	{
+		Name:  "election-observe-lags",
+		Bug:   "Observe hands out the change before the one it just read: a term reaches followers only when the next one begins",
+		File:  "quorum/election.go",
+		Old:   "case out <- noTerm(ch):",
+		New:   "case out <- noTerm(last):",
+		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+	},
+	{
+		Name:  "campaign-polls-slowly",
+		Bug:   "a waiting campaign ignores pub/sub and tries again only every 10 s",
+		File:  "quorum/mutex.go",
+		Old:   "\t\tt := time.NewTimer(delay)\n\t\tselect {\n\t\tcase <-signal:\n",
+		New:   "\t\tt := time.NewTimer(10 * time.Second)\n\t\tselect {\n\t\tcase <-make(chan struct{}):\n",
+		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}, {"redlock-3", "baseline", "election"}},
+	},
+}
