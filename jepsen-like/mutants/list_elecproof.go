@@ -10,7 +10,6 @@ var elecproofMutants = []Mutant{
 		Old:   "number: lease.Token(), elected:",
 		New:   "number: lease.Token() >> 8, elected:",
 		Cells: []Cell{{"redlock-3", "baseline", "election"}},
-		CI:    true,
 	},
 	{
 		Name:  "election-term-decreasing",
@@ -27,6 +26,7 @@ var elecproofMutants = []Mutant{
 		Old:   "func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }",
 		New:   "func (t *Term) Done() <-chan struct{} { return make(chan struct{}) }",
 		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+		CI:    true,
 	},
 	{
 		Name:  "election-observe-lags",
