@@ -110,7 +110,8 @@ func SelectWorkloads(list string) ([]Workload, error) {
 
 // JudgeWorkload adds to res the property w's lock kind promises beyond
 // exclusion: writer progress (rw) where the cell expects progress, fair
-// order (fair) where the cell is expected safe, signal-first (renewed)
+// order (fair) and all-or-none (all) where the cell is expected safe,
+// signal-first (renewed)
 // where it is expected safe or its faults strike clients only
 // (Scenario.LeasesHold).
 // A violation is named in Broken and refutes a cell expected safe.
@@ -127,6 +128,11 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 			return res
 		}
 		r = rep.FairOrder
+	case checker.AllOrNone:
+		if !exp.Safe {
+			return res
+		}
+		r = rep.AllOrNone
 	case checker.SignalFirst:
 		// Wherever the lock's own leases hold (faults that strike the
 		// holder, not the nodes): a holder must hear of its loss first.

@@ -152,6 +152,11 @@ type Report struct {
 	// granted out of arrival order (see WithFairSlack). Unknown when the
 	// history has no fair waiter.
 	FairOrder Result `json:"fair_order"`
+	// AllOrNone: locks over several names (MutexAll). Count is the number
+	// of pairs of tenures sharing a name that overlap where one of them
+	// holds several names: a grant that did not hold all of its names.
+	// Unknown when no tenure holds several names.
+	AllOrNone Result `json:"all_or_none"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -193,6 +198,9 @@ const (
 	// FairOrder: a fair lock grants in arrival order (the FairOrder
 	// check).
 	FairOrder Property = "fair-order"
+	// AllOrNone: a lock over several names (MutexAll) holds every one of
+	// them or none (the AllOrNone check).
+	AllOrNone Property = "all-or-none"
 	// FreeLockTaken: waiters take a free lock within the wakeup bound,
 	// whether or not they heard its unlock message (the Wakeups check).
 	// A liveness property, not part of Safety.
@@ -200,7 +208,7 @@ const (
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, AllOrNone}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -235,6 +243,8 @@ func (r Report) checks(p Property) []namedResult {
 		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
 	case FairOrder:
 		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
+	case AllOrNone:
+		return []namedResult{{name: "several-name grants missing a name", r: r.AllOrNone}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
@@ -369,7 +379,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
-		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder, r.AllOrNone = u, u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -384,6 +394,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
+	r.AllOrNone = checkAllOrNone(ix, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {

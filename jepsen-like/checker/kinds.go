@@ -133,3 +133,41 @@ func checkFairOrder(h history.History, slack time.Duration, ex examples) Result 
 	}
 	return r
 }
+
+// checkAllOrNone judges locks over several names: two tenures of different
+// workers that share a name and overlap, one of them over several names,
+// mean that grant did not hold all of its names (per-name exclusion seen
+// from the lock that claims a set). See Report.AllOrNone.
+func checkAllOrNone(ix *index, ex examples) Result {
+	sets := 0
+	for _, t := range ix.tenures {
+		if len(t.Locks) > 1 {
+			sets++
+		}
+	}
+	if sets == 0 {
+		return Result{Verdict: Unknown, Note: "no tenure holds several names"}
+	}
+	r := Result{Verdict: Ok}
+	for _, o := range Overlaps(ix.tenures, false) {
+		a, b := o.A, o.B
+		if len(a.Locks) < 2 {
+			a, b = b, a
+		}
+		if len(a.Locks) < 2 {
+			continue
+		}
+		var shared []string
+		for _, n := range a.Locks {
+			if slices.Contains(b.Locks, n) {
+				shared = append(shared, n)
+			}
+		}
+		ex.add(&r, fmt.Sprintf("worker %d held %v (lease #%d) while worker %d held %v (lease #%d) from %v: the grant of %v did not hold %v",
+			a.Worker, a.Locks, a.Lease, b.Worker, b.Locks, b.Lease, o.From, a.Locks, shared), a.Lease, b.Lease)
+	}
+	if r.Count > 0 {
+		r.Verdict = Violated
+	}
+	return r
+}

@@ -50,6 +50,43 @@ func TestExclusionByNameAndShare(t *testing.T) {
 	}
 }
 
+// A set held beside a holder of one of its names is a grant that missed
+// that name; sets that never meet, or meet one after the other, are not.
+func TestAllOrNone(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(b *hb)
+		want  Verdict
+		count int
+	}{
+		{"no set of several names", func(b *hb) {
+			b.hold(0, []string{"c"}, false, "", 0, 1, 10)
+		}, Unknown, 0},
+		{"set, then its name", func(b *hb) {
+			b.hold(0, []string{"a", "b", "c"}, false, "", 0, 1, 10)
+			b.hold(1, []string{"c"}, false, "", 2, 11, 20)
+		}, Ok, 0},
+		{"set beside a holder of its name", func(b *hb) {
+			b.hold(0, []string{"a", "b", "c"}, false, "", 0, 1, 10)
+			b.hold(1, []string{"c"}, false, "", 2, 3, 12)
+		}, Violated, 1},
+		{"disjoint sets at once", func(b *hb) {
+			b.hold(0, []string{"a", "b"}, false, "", 0, 1, 10)
+			b.hold(1, []string{"c"}, false, "", 2, 3, 12)
+		}, Ok, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b hb
+			tt.build(&b)
+			r := Check(b.h(), WithoutLinearizability()).AllOrNone
+			if r.Verdict != tt.want || r.Count != tt.count {
+				t.Fatalf("AllOrNone = %v, want %v with count %d", r, tt.want, tt.count)
+			}
+		})
+	}
+}
+
 func TestSignalFirst(t *testing.T) {
 	build := func(signalAt float64) history.History {
 		var b hb

@@ -53,8 +53,9 @@ const (
 	// Renewed: one quorum.Mutex whose leases the watchdog renews (no
 	// lease time); a worker stops writing when Done closes.
 	Renewed Kind = "renewed"
-	// All: quorum.MutexAll over the overlapping sets {a,b}, {b,c}, {c,a},
-	// {a,b,c} (worker w takes set w mod 4).
+	// All: quorum.MutexAll over the overlapping sets {a,b,c}, {c}, {a,b},
+	// {b,c} (worker w takes set w mod 4; a one-name set is a plain Mutex
+	// through MutexAll).
 	All Kind = "all"
 	// Reentrant: each worker is an owner (WithOwner); its Lock takes the
 	// lock, takes it again and gives the inner hold back, so its critical
@@ -85,7 +86,7 @@ var Kinds = []KindInfo{
 	{RW, "readers and writers on one RWMutex: no writer beside any holder, writers not starved", checker.WriterProgress},
 	{Fair, "waiters of one FairMutex: granted in arrival order", checker.FairOrder},
 	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
-	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", ""},
+	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", checker.AllOrNone},
 	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
 	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
 }
@@ -223,10 +224,13 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 	return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
 }
 
-// AllNames is the name set worker w of the all workload takes: {a,b},
-// {b,c}, {c,a}, {a,b,c} by w mod 4, each under name.
+// AllNames is the name set worker w of the all workload takes: {a,b,c},
+// {c}, {a,b}, {b,c} by w mod 4, each under name. A set of three beside a
+// set of one it contains: a grant on fewer than all of its names (two of
+// three) can overlap a holder of the name it missed, which every set of
+// two would also cover.
 func AllNames(name string, w int) []string {
-	sets := [][]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"a", "b", "c"}}
+	sets := [][]string{{"a", "b", "c"}, {"c"}, {"a", "b"}, {"b", "c"}}
 	var out []string
 	for _, s := range sets[w%len(sets)] {
 		out = append(out, name+"/"+s)
