@@ -127,7 +127,11 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 		if !exp.Safe {
 			return res
 		}
+		// Order, and a line that moves on past a dead waiter.
 		r = rep.FairOrder
+		if p := rep.FairProgress; p.Verdict == checker.Violated {
+			res = refute(res, fmt.Sprintf("fair-progress: %d stretches without a grant past the bound", p.Count), p)
+		}
 	case checker.AllOrNone:
 		if !exp.Safe {
 			return res
@@ -150,7 +154,12 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 	if r.Verdict != checker.Violated {
 		return res
 	}
-	why := fmt.Sprintf("%s: %d violations", w.Property, r.Count)
+	return refute(res, fmt.Sprintf("%s: %d violations", w.Property, r.Count), r)
+}
+
+// refute names a violated property in res.Broken and refutes res, why
+// first in its note.
+func refute(res report.Result, why string, r checker.Result) report.Result {
 	if len(r.Examples) > 0 {
 		why += " (" + r.Examples[0].Note + ")"
 	}

@@ -152,6 +152,12 @@ type Report struct {
 	// granted out of arrival order (see WithFairSlack). Unknown when the
 	// history has no fair waiter.
 	FairOrder Result `json:"fair_order"`
+	// FairProgress: fair locks. Count is the number of stretches longer
+	// than the fair bound (WithFairBound), with no fault in effect, during
+	// which fair waiters waited and nobody was granted: a line stuck
+	// behind a waiter that died. Unknown when no bound is given or the
+	// history has no fair waiter.
+	FairProgress Result `json:"fair_progress"`
 	// AllOrNone: locks over several names (MutexAll). Count is the number
 	// of pairs of tenures sharing a name that overlap where one of them
 	// holds several names: a grant that did not hold all of its names.
@@ -196,7 +202,8 @@ const (
 	// WriterProgress check).
 	WriterProgress Property = "writer-progress"
 	// FairOrder: a fair lock grants in arrival order (the FairOrder
-	// check).
+	// check), and its line moves on within the fair bound when a waiter
+	// dies (the FairProgress check).
 	FairOrder Property = "fair-order"
 	// AllOrNone: a lock over several names (MutexAll) holds every one of
 	// them or none (the AllOrNone check).
@@ -242,7 +249,7 @@ func (r Report) checks(p Property) []namedResult {
 	case WriterProgress:
 		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
 	case FairOrder:
-		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
+		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}, {name: "fair lines stuck past the bound", r: r.FairProgress}}
 	case AllOrNone:
 		return []namedResult{{name: "several-name grants missing a name", r: r.AllOrNone}}
 	case FreeLockTaken:
@@ -300,6 +307,7 @@ func (r Report) Summarize(p Property) Summary {
 type config struct {
 	grace       time.Duration
 	fairSlack   time.Duration
+	fairBound   time.Duration
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
@@ -331,6 +339,16 @@ func WithSignalGrace(d time.Duration) Option {
 			c.grace = d
 		}
 	}
+}
+
+// WithFairBound is the longest a fair lock's line may go without a
+// grant while waiters wait and no fault is in effect (Report.FairProgress):
+// a waiter that died is dropped from the line one entry timeout after its
+// last refresh (the client's TTL), a holder lets go within its lease, and
+// the next waiter then takes the lock within the wakeup bound. Zero (the
+// default) leaves FairProgress Unknown.
+func WithFairBound(d time.Duration) Option {
+	return func(c *config) { c.fairBound = d }
 }
 
 // WithFairSlack is how much earlier a fair waiter must have called Lock
@@ -379,7 +397,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
-		r.SignalFirst, r.WriterProgress, r.FairOrder, r.AllOrNone = u, u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder, r.FairProgress, r.AllOrNone = u, u, u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -394,6 +412,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
+	r.FairProgress = checkFairProgress(h, cfg.fairSlack, cfg.fairBound, ex)
 	r.AllOrNone = checkAllOrNone(ix, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Contested = contested(h, ix)

@@ -357,7 +357,8 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 		attempt = catalog.AttemptTimeout
 	}
 	rep := checker.Check(h, checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease/4),
-		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)))
+		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)),
+		checker.WithFairBound(catalog.FairBound(t.Lease, checker.WakeupBound(catalog.RetryInterval, attempt))))
 	exp := c.Expect()
 	res := report.FromReport(c.modeName(), c.Scenario.ID, exp.Claim, exp.Safe, rep).WithExpiry(stray)
 	res.FaultEvents = FaultEvents(h, settings)

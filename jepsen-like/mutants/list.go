@@ -2,8 +2,9 @@ package mutants
 
 // List is the mutants `quorumlock chaos --mutants` runs: the bugs a
 // distributed lock is known to get wrong, each with the cells meant to catch
-// it.
-var List = []Mutant{
+// it. Each branch that adds mutants keeps them in a list_<branch>.go of
+// its own, appended here.
+var List = append([]Mutant{
 	{
 		Name:  "quorum-of-1",
 		Bug:   "the majority policy needs one node instead of a majority",
@@ -109,10 +110,10 @@ var List = []Mutant{
 		CI:    true,
 	},
 	{
-		Name:  "all-partial-set",
-		Bug:   "MutexAll grants when a majority of its names is obtained, not all of them",
-		File:  "quorum/mutex.go",
-		Old:   "\treturn multilock.New(subs, c.mlOptsAll...)\n",
+		Name: "all-partial-set",
+		Bug:  "MutexAll grants when a majority of its names is obtained, not all of them",
+		File: "quorum/mutex.go",
+		Old:  "\treturn multilock.New(subs, c.mlOptsAll...)\n",
 		// The outer policy alone changes: the members still fence
 		// themselves (c.mlOpts would also fence the outer lock, which
 		// fails every grant and shows as liveness, not as the bug).
@@ -138,4 +139,4 @@ var List = []Mutant{
 		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 		CI:    true,
 	},
-}
+}, kindsciMutants...)

@@ -79,7 +79,8 @@ func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 		}}
 	}
 	start := time.Now()
-	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound)}, opts...)
+	all := append([]checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound),
+		checker.WithFairBound(catalog.FairBound(c.timing().Lease, catalog.WakeupBound))}, opts...)
 	rep := checker.Check(out.History, all...)
 	exp := sc.Expect(c.Mode)
 	res := report.FromReport(c.modeName(), c.Scenario, exp.Claim, exp.Safe, rep).WithExpiry(out.Stray)
