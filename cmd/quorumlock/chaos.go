@@ -31,7 +31,7 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	o.Register(fs)
 	runMutants := fs.Bool("mutants", false, "instead of the matrix: put each deliberate bug of jepsen-like/mutants into a copy of the library and run the cells meant to catch it (exit 1 if one survives)")
 	only := fs.String("mutant", "", "with --mutants: only these mutants (comma-separated names)")
-	ci := fs.Bool("ci", false, "with --mutants: only the mutants marked for CI, each in its first cell (make mutants-ci)")
+	ci := fs.Bool("ci", false, "with --mutants: only the mutants marked for CI, each in its first cell (make mutants-ci); with --mutants, --workloads keeps the mutants whose first cell runs those workloads")
 	sim := fs.Bool("sim", false, "run the cells in the deterministic simulation (jepsen-like/sim: in-memory nodes, network and virtual time) instead of on redis-server processes; with --mutants, judge the mutants there; --seeds is then the seeds per cell, from --seed on (default 5; a cell stops at its first failing seed)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -69,6 +69,10 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 		}
 		if *only != "" {
 			mo.Only = strings.Split(*only, ",")
+		}
+		if o.Workloads != "" {
+			// Mutants whose first cell runs one of these workloads.
+			mo.Workloads = strings.Split(o.Workloads, ",")
 		}
 		return chaosMutants(ctx, mo, out)
 	}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,9 @@ type Options struct {
 	// CI judges only the mutants marked CI, each in its first cell (the
 	// control runs those cells).
 	CI bool
+	// Workloads, when set, keeps the mutants whose first cell runs one of
+	// these workloads ("mutex" for a cell that names none).
+	Workloads []string
 	// Parallel is how many mutants (and control cells) are judged at
 	// once (default 1). The cells mostly wait on timers and the network,
 	// so 2-3 fit a 2-core machine.
@@ -124,9 +128,14 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 	}
 	if o.CI {
 		sel = ciForm(sel)
-		if len(sel) == 0 {
-			return nil, errors.New("mutants: none of the selected mutants is marked CI")
-		}
+	}
+	if len(o.Workloads) > 0 {
+		sel = slices.DeleteFunc(sel, func(m Mutant) bool {
+			return len(m.Cells) == 0 || !slices.Contains(o.Workloads, m.Cells[0].workload())
+		})
+	}
+	if len(sel) == 0 {
+		return nil, errors.New("mutants: no mutant selected (--mutant, --ci and --workloads leave none)")
 	}
 	progress := o.Progress
 	if progress == nil {
