@@ -87,46 +87,9 @@ func TestLeastPrivilegeACL(t *testing.T) {
 
 	for _, fencing := range []bool{false, true} {
 		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond), quorum.WithFencing(fencing)}
-		c := dialT(t, urls["locker"], opts...)
-		m, _ := c.Mutex("acl/job")
-		l1, err := m.Lock(ctx)
-		if err != nil {
-			t.Fatalf("fencing %v: Lock: %v", fencing, err)
-		}
-		// A waiter, woken by the unlock message.
-		got := make(chan error, 1)
-		go func() {
-			l2, err := m.Lock(ctx)
-			if err == nil {
-				if fencing && l2.Token() <= l1.Token() {
-					err = errors.New("token did not increase")
-				}
-				err = errors.Join(err, l2.Unlock(ctx))
-			}
-			got <- err
-		}()
-		time.Sleep(100 * time.Millisecond)
-		if err := l1.Extend(ctx); err != nil {
-			t.Fatalf("fencing %v: Extend: %v", fencing, err)
-		}
-		if err := l1.Unlock(ctx); err != nil {
-			t.Fatalf("fencing %v: Unlock: %v", fencing, err)
-		}
-		if err := <-got; err != nil {
-			t.Fatalf("fencing %v: waiter: %v", fencing, err)
-		}
-		rw, _ := c.RWMutex("acl/rw")
-		if l, err := rw.RLock(ctx); err != nil {
-			t.Fatalf("RLock: %v", err)
-		} else {
-			l.Unlock(ctx)
-		}
-		f, _ := c.FairMutex("acl/fair")
-		if l, err := f.Lock(ctx); err != nil {
-			t.Fatalf("FairMutex: %v", err)
-		} else {
-			l.Unlock(ctx)
-		}
+		// What a lock user does (functions_test.go): a woken waiter,
+		// Extend, tokens, the read-write and fair locks, an election.
+		exercise(t, dialT(t, urls["locker"], opts...), fencing, func() {})
 	}
 
 	// The operator tools, as the ops user, on a held lock.

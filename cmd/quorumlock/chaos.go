@@ -31,6 +31,7 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	o.Register(fs)
 	runMutants := fs.Bool("mutants", false, "instead of the matrix: put each deliberate bug of jepsen-like/mutants into a copy of the library and run the cells meant to catch it (exit 1 if one survives)")
 	only := fs.String("mutant", "", "with --mutants: only these mutants (comma-separated names)")
+	ci := fs.Bool("ci", false, "with --mutants: only the mutants marked for CI, each in its first cell (make mutants-ci); with --mutants, --workloads keeps the mutants whose first cell runs those workloads")
 	sim := fs.Bool("sim", false, "run the cells in the deterministic simulation (jepsen-like/sim: in-memory nodes, network and virtual time) instead of on redis-server processes; with --mutants, judge the mutants there; --seeds is then the seeds per cell, from --seed on (default 5; a cell stops at its first failing seed)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -49,6 +50,8 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --parallel %d: give at least 1", errUsage, o.Parallel)
 	case *only != "" && !*runMutants:
 		return fmt.Errorf("%w: --mutant %s needs --mutants", errUsage, *only)
+	case *ci && !*runMutants:
+		return fmt.Errorf("%w: --ci needs --mutants", errUsage)
 	}
 	// --seeds is the matrix's flag; the simulation, where a seed costs
 	// little, runs 5 per cell unless told otherwise.
@@ -58,7 +61,20 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 		seeds = &five
 	}
 	if *runMutants {
-		return chaosMutants(ctx, o.Seed, *only, *sim, *seeds, out)
+		mo := mutants.Options{Seed: o.Seed, Sim: *sim, SimSeeds: *seeds, CI: *ci, Parallel: 1}
+		if flagSet(fs, "parallel") {
+			// Mutants one at a time unless told: a mutant killed by a
+			// handful of violations is judged on a quiet machine.
+			mo.Parallel = o.Parallel
+		}
+		if *only != "" {
+			mo.Only = strings.Split(*only, ",")
+		}
+		if o.Workloads != "" {
+			// Mutants whose first cell runs one of these workloads.
+			mo.Workloads = strings.Split(o.Workloads, ",")
+		}
+		return chaosMutants(ctx, mo, out)
 	}
 	if *sim {
 		return chaosSim(ctx, o, *seeds, out)
@@ -72,19 +88,16 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 
 // chaosMutants is `quorumlock chaos --mutants`: the control and every
 // selected mutant, a table on out, exit 1 when a mutant survives.
-func chaosMutants(ctx context.Context, seed int64, only string, sim bool, seeds int, out io.Writer) error {
+// --parallel is the number of mutants judged at once (default 1).
+func chaosMutants(ctx context.Context, o mutants.Options, out io.Writer) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	root, err := mutants.FindRoot(wd)
-	if err != nil {
+	if o.Root, err = mutants.FindRoot(wd); err != nil {
 		return err
 	}
-	o := mutants.Options{Root: root, Seed: seed, Progress: chaosProgress, Sim: sim, SimSeeds: seeds}
-	if only != "" {
-		o.Only = strings.Split(only, ",")
-	}
+	o.Progress = chaosProgress
 	outs, err := mutants.Run(ctx, o, mutants.List)
 	mutants.WriteTable(out, mutants.List, outs)
 	if err != nil {

@@ -28,6 +28,7 @@ func TestChaosBadFlags(t *testing.T) {
 		{"chaos", "--modes", "redlock-4"},
 		{"chaos", "--scenarios", "meteor"},
 		{"chaos", "--duration", "1s", "--lease", "1s"},
+		{"chaos", "--ci"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(args, &out, &errOut); code != 2 {

@@ -166,6 +166,13 @@ const AttemptTimeout = 250 * time.Millisecond
 // AttemptTimeout): 370 ms.
 var WakeupBound = checker.WakeupBound(RetryInterval, AttemptTimeout)
 
+// FairBound is how long a fair lock's line may go without a grant while
+// its waiters wait, with no fault (checker.WithFairBound), under leases of
+// lease (also the client's TTL, so the queue-entry timeout): a dead
+// waiter's entry lapses within one TTL, a holder lets go within its lease,
+// and the next waiter takes the lock within the wakeup bound wakeup.
+func FairBound(lease, wakeup time.Duration) time.Duration { return 2*lease + wakeup }
+
 // QuorumLock returns the LockFunc of the quorum lock with opts. Every
 // worker gets its own quorum.Client over its own connections, with a
 // 100 ms retry interval (the waits in a runner's cell are short) and the
@@ -188,6 +195,9 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 			lease = 0
 		}
 		l, err := workload.QuorumKind(qc, p.Workload, p.Name, p.Worker, lease)
+		if err == nil && p.Workload == workload.Fair && p.Worker == 0 {
+			l, err = workload.DyingWaiter(l, p.Clients, p.Name, p.LeaseTime)
+		}
 		if err != nil {
 			_ = qc.Close()
 			return nil, nil, err

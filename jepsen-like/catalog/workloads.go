@@ -112,7 +112,8 @@ func SelectWorkloads(list string) ([]Workload, error) {
 
 // JudgeWorkload adds to res the property w's lock kind promises beyond
 // exclusion: writer progress (rw) where the cell expects progress, fair
-// order (fair) where the cell is expected safe, signal-first (renewed)
+// order (fair) and all-or-none (all) where the cell is expected safe,
+// signal-first (renewed)
 // where it is expected safe or its faults strike clients only
 // (Scenario.LeasesHold), the election's checks (election) there too.
 // A violation is named in Broken and refutes a cell expected safe.
@@ -128,7 +129,16 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 		if !exp.Safe {
 			return res
 		}
+		// Order, and a line that moves on past a dead waiter.
 		r = rep.FairOrder
+		if p := rep.FairProgress; p.Verdict == checker.Violated {
+			res = refute(res, fmt.Sprintf("fair-progress: %d stretches without a grant past the bound", p.Count), p)
+		}
+	case checker.AllOrNone:
+		if !exp.Safe {
+			return res
+		}
+		r = rep.AllOrNone
 	case checker.SignalFirst:
 		// Wherever the lock's own leases hold (faults that strike the
 		// holder, not the nodes): a holder must hear of its loss first.
@@ -154,7 +164,12 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 	if r.Verdict != checker.Violated {
 		return res
 	}
-	why := fmt.Sprintf("%s: %d violations", w.Property, r.Count)
+	return refute(res, fmt.Sprintf("%s: %d violations", w.Property, r.Count), r)
+}
+
+// refute names a violated property in res.Broken and refutes res, why
+// first in its note.
+func refute(res report.Result, why string, r checker.Result) report.Result {
 	if len(r.Examples) > 0 {
 		why += " (" + r.Examples[0].Note + ")"
 	}

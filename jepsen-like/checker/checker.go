@@ -155,6 +155,17 @@ type Report struct {
 	// Election: the election's terms and its followers' deliveries (see
 	// ElectionResults). Unknown when the history has no term.
 	Election ElectionResults `json:"election"`
+	// FairProgress: fair locks. Count is the number of stretches longer
+	// than the fair bound (WithFairBound), with no fault in effect, during
+	// which fair waiters waited and nobody was granted: a line stuck
+	// behind a waiter that died. Unknown when no bound is given or the
+	// history has no fair waiter.
+	FairProgress Result `json:"fair_progress"`
+	// AllOrNone: locks over several names (MutexAll). Count is the number
+	// of pairs of tenures sharing a name that overlap where one of them
+	// holds several names: a grant that did not hold all of its names.
+	// Unknown when no tenure holds several names.
+	AllOrNone Result `json:"all_or_none"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -194,8 +205,12 @@ const (
 	// WriterProgress check).
 	WriterProgress Property = "writer-progress"
 	// FairOrder: a fair lock grants in arrival order (the FairOrder
-	// check).
+	// check), and its line moves on within the fair bound when a waiter
+	// dies (the FairProgress check).
 	FairOrder Property = "fair-order"
+	// AllOrNone: a lock over several names (MutexAll) holds every one of
+	// them or none (the AllOrNone check).
+	AllOrNone Property = "all-or-none"
 	// FreeLockTaken: waiters take a free lock within the wakeup bound,
 	// whether or not they heard its unlock message (the Wakeups check).
 	// A liveness property, not part of Safety.
@@ -208,7 +223,7 @@ const (
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, ElectionTerms}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, ElectionTerms, AllOrNone}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -242,13 +257,15 @@ func (r Report) checks(p Property) []namedResult {
 	case WriterProgress:
 		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
 	case FairOrder:
-		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
+		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}, {name: "fair lines stuck past the bound", r: r.FairProgress}}
 	case ElectionTerms:
 		return []namedResult{{name: "terms with two leaders", r: r.Election.OneLeader},
 			{name: "terms not above an earlier one", r: r.Election.TermsIncrease},
 			{name: "holders told after a successor's term began", r: r.SignalFirst},
 			{name: "terms not delivered in order to a follower", r: r.Election.Observed},
 			{name: "terms not replaced within the bound", r: r.Election.Replaced}}
+	case AllOrNone:
+		return []namedResult{{name: "several-name grants missing a name", r: r.AllOrNone}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
@@ -304,6 +321,7 @@ func (r Report) Summarize(p Property) Summary {
 type config struct {
 	grace       time.Duration
 	fairSlack   time.Duration
+	fairBound   time.Duration
 	timeout     time.Duration
 	maxExamples int
 	skipLinear  bool
@@ -337,6 +355,16 @@ func WithSignalGrace(d time.Duration) Option {
 			c.grace = d
 		}
 	}
+}
+
+// WithFairBound is the longest a fair lock's line may go without a
+// grant while waiters wait and no fault is in effect (Report.FairProgress):
+// a waiter that died is dropped from the line one entry timeout after its
+// last refresh (the client's TTL), a holder lets go within its lease, and
+// the next waiter then takes the lock within the wakeup bound. Zero (the
+// default) leaves FairProgress Unknown.
+func WithFairBound(d time.Duration) Option {
+	return func(c *config) { c.fairBound = d }
 }
 
 // WithFairSlack is how much earlier a fair waiter must have called Lock
@@ -385,7 +413,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
-		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder, r.FairProgress, r.AllOrNone = u, u, u, u, u
 		r.Election = ElectionResults{u, u, u, u}
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
@@ -401,6 +429,8 @@ func Check(h history.History, opts ...Option) Report {
 	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
+	r.FairProgress = checkFairProgress(h, cfg.fairSlack, cfg.fairBound, ex)
+	r.AllOrNone = checkAllOrNone(ix, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Election = checkElection(h, ix, cfg.wakeupBound, cfg.clientFaults, ex)
 	r.Contested = contested(h, ix)

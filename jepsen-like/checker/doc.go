@@ -109,6 +109,18 @@
 // validity at election plus the wakeup bound, faults aside. The lost term's
 // signal is judged by Signal first.
 //
+// Fair progress (Report.FairProgress; fair locks). The times some fair
+// waiter waited (its Lock pending; gaps up to the fair slack between calls
+// count as waiting) are cut at every fair grant. Count is the number of
+// pieces longer than the fair bound (WithFairBound) with no fault in
+// effect: a line that did not move on, as behind a waiter that died in
+// line and whose entry never lapses. The runners' bound is two TTLs (the
+// queue-entry timeout, then a holder's lease) plus the wakeup bound.
+//
+// All or none (Report.AllOrNone; locks over several names, MutexAll).
+// Count is the number of excluding pairs of tenures that overlap where one
+// of them holds several names: that grant did not hold all of its names.
+//
 // Linearizability (Report.Register, Report.CriticalSections), checked with
 // porcupine against a register model that starts at 0. Register: Ok reads
 // and accepted writes as register operations — a sanity check of the

@@ -133,3 +133,105 @@ func checkFairOrder(h history.History, slack time.Duration, ex examples) Result 
 	}
 	return r
 }
+
+// checkAllOrNone judges locks over several names: two tenures of different
+// workers that share a name and overlap, one of them over several names,
+// mean that grant did not hold all of its names (per-name exclusion seen
+// from the lock that claims a set). See Report.AllOrNone.
+func checkAllOrNone(ix *index, ex examples) Result {
+	sets := 0
+	for _, t := range ix.tenures {
+		if len(t.Locks) > 1 {
+			sets++
+		}
+	}
+	if sets == 0 {
+		return Result{Verdict: Unknown, Note: "no tenure holds several names"}
+	}
+	r := Result{Verdict: Ok}
+	for _, o := range Overlaps(ix.tenures, false) {
+		a, b := o.A, o.B
+		if len(a.Locks) < 2 {
+			a, b = b, a
+		}
+		if len(a.Locks) < 2 {
+			continue
+		}
+		var shared []string
+		for _, n := range a.Locks {
+			if slices.Contains(b.Locks, n) {
+				shared = append(shared, n)
+			}
+		}
+		ex.add(&r, fmt.Sprintf("worker %d held %v (lease #%d) while worker %d held %v (lease #%d) from %v: the grant of %v did not hold %v",
+			a.Worker, a.Locks, a.Lease, b.Worker, b.Locks, b.Lease, o.From, a.Locks, shared), a.Lease, b.Lease)
+	}
+	if r.Count > 0 {
+		r.Verdict = Violated
+	}
+	return r
+}
+
+// checkFairProgress judges a fair lock's line: the times some fair waiter
+// waited (Lock calls pending; gaps up to slack between them, a worker's
+// next call, count as waiting) are cut at every fair grant; a piece longer
+// than bound with no fault in effect is a line that did not move, as
+// behind a dead waiter whose entry never lapses. See Report.FairProgress.
+func checkFairProgress(h history.History, slack, bound time.Duration, ex examples) Result {
+	if bound <= 0 {
+		return Result{Verdict: Unknown, Note: "no fair bound given"}
+	}
+	type span struct{ from, to time.Duration }
+	var waits []span
+	var grants []time.Duration
+	hEnd := h.End()
+	for _, o := range h.Ops {
+		if o.Kind != history.Acquire || o.Role != RoleFair {
+			continue
+		}
+		to := o.Complete
+		if !o.Returned() {
+			to = hEnd
+		}
+		waits = append(waits, span{o.Invoke, to})
+		if o.Outcome == history.Ok && o.Returned() {
+			grants = append(grants, o.Complete)
+		}
+	}
+	if len(waits) == 0 {
+		return Result{Verdict: Unknown, Note: "no fair acquisitions"}
+	}
+	slices.SortFunc(waits, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	slices.Sort(grants)
+	var merged []span
+	for _, w := range waits {
+		if n := len(merged); n > 0 && w.from <= merged[n-1].to+slack {
+			merged[n-1].to = max(merged[n-1].to, w.to)
+			continue
+		}
+		merged = append(merged, w)
+	}
+	ws := Windows(h)
+	r := Result{Verdict: Ok}
+	for _, m := range merged {
+		from := m.from
+		i, _ := slices.BinarySearch(grants, from)
+		for ; ; i++ {
+			to := m.to
+			if i < len(grants) && grants[i] < m.to {
+				to = grants[i]
+			}
+			if to-from > bound && faultFree(ws, from, to) {
+				ex.add(&r, fmt.Sprintf("fair waiters waited %v from %v with no grant, no fault in effect (bound %v)", to-from, from, bound))
+			}
+			if to == m.to {
+				break
+			}
+			from = to
+		}
+	}
+	if r.Count > 0 {
+		r.Verdict = Violated
+	}
+	return r
+}

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
@@ -45,6 +46,43 @@ func TestExclusionByNameAndShare(t *testing.T) {
 			r := Check(b.h(), WithoutLinearizability())
 			if r.MutualExclusion.Count != tt.want {
 				t.Fatalf("MutualExclusion = %v, want count %d", r.MutualExclusion, tt.want)
+			}
+		})
+	}
+}
+
+// A set held beside a holder of one of its names is a grant that missed
+// that name; sets that never meet, or meet one after the other, are not.
+func TestAllOrNone(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(b *hb)
+		want  Verdict
+		count int
+	}{
+		{"no set of several names", func(b *hb) {
+			b.hold(0, []string{"c"}, false, "", 0, 1, 10)
+		}, Unknown, 0},
+		{"set, then its name", func(b *hb) {
+			b.hold(0, []string{"a", "b", "c"}, false, "", 0, 1, 10)
+			b.hold(1, []string{"c"}, false, "", 2, 11, 20)
+		}, Ok, 0},
+		{"set beside a holder of its name", func(b *hb) {
+			b.hold(0, []string{"a", "b", "c"}, false, "", 0, 1, 10)
+			b.hold(1, []string{"c"}, false, "", 2, 3, 12)
+		}, Violated, 1},
+		{"disjoint sets at once", func(b *hb) {
+			b.hold(0, []string{"a", "b"}, false, "", 0, 1, 10)
+			b.hold(1, []string{"c"}, false, "", 2, 3, 12)
+		}, Ok, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b hb
+			tt.build(&b)
+			r := Check(b.h(), WithoutLinearizability()).AllOrNone
+			if r.Verdict != tt.want || r.Count != tt.count {
+				t.Fatalf("AllOrNone = %v, want %v with count %d", r, tt.want, tt.count)
 			}
 		})
 	}
@@ -96,6 +134,52 @@ func TestWriterProgress(t *testing.T) {
 	}
 	if r := Check(history.History{}, WithoutLinearizability()).WriterProgress; r.Verdict != Unknown {
 		t.Errorf("no writer: %v, want unknown", r)
+	}
+}
+
+// Fair waiters that wait longer than the bound with nobody granted are a
+// stuck line, unless a fault was on; waits cut by grants are not.
+func TestFairProgress(t *testing.T) {
+	wait := func(b *hb, w int, from, to float64, out history.Outcome) {
+		b.add(history.Op{Worker: w, Kind: history.Acquire, Role: RoleFair, Invoke: ms(from), Complete: ms(to), Outcome: out})
+	}
+	tests := []struct {
+		name  string
+		build func(b *hb)
+		want  Verdict
+	}{
+		{"grants within the bound", func(b *hb) {
+			b.hold(0, nil, false, RoleFair, 0, 1, 300)
+			wait(b, 1, 10, 800, history.Ok)
+			wait(b, 2, 20, 1500, history.Ok)
+		}, Ok},
+		{"line stuck past the bound", func(b *hb) {
+			b.hold(0, nil, false, RoleFair, 0, 1, 300)
+			wait(b, 1, 10, 1000, history.Fail) // timed out
+			wait(b, 1, 1002, 2000, history.Fail)
+			wait(b, 2, 20, 2100, history.Fail)
+		}, Violated},
+		{"stuck while a fault was on", func(b *hb) {
+			b.hold(0, nil, false, RoleFair, 0, 1, 300)
+			b.nemesis(history.NemesisStart, "pause", 100)
+			wait(b, 1, 10, 2000, history.Fail)
+			b.nemesis(history.NemesisEnd, "pause", 1900)
+		}, Ok},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b hb
+			tt.build(&b)
+			r := Check(b.h(), WithoutLinearizability(), WithFairBound(time.Second)).FairProgress
+			if r.Verdict != tt.want {
+				t.Fatalf("FairProgress = %v, want %v", r, tt.want)
+			}
+		})
+	}
+	var b hb
+	wait(&b, 1, 10, 5000, history.Fail)
+	if r := Check(b.h(), WithoutLinearizability()).FairProgress; r.Verdict != Unknown {
+		t.Errorf("without a bound: %v, want unknown", r)
 	}
 }
 

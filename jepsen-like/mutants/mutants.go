@@ -22,7 +22,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -105,19 +107,41 @@ type Options struct {
 	// at the first failing one.
 	Sim      bool
 	SimSeeds int
+	// CI judges only the mutants marked CI, each in its first cell (the
+	// control runs those cells).
+	CI bool
+	// Workloads, when set, keeps the mutants whose first cell runs one of
+	// these workloads ("mutex" for a cell that names none).
+	Workloads []string
+	// Parallel is how many mutants (and control cells) are judged at
+	// once (default 1). The cells mostly wait on timers and the network,
+	// so 2-3 fit a 2-core machine.
+	Parallel int
 }
 
 // Run judges every selected mutant, after the control. It returns the
-// control's outcome first.
+// control's outcome first, then the mutants' in list order.
 func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 	sel, err := selectMutants(list, o.Only)
 	if err != nil {
 		return nil, err
 	}
+	if o.CI {
+		sel = ciForm(sel)
+	}
+	if len(o.Workloads) > 0 {
+		sel = slices.DeleteFunc(sel, func(m Mutant) bool {
+			return len(m.Cells) == 0 || !slices.Contains(o.Workloads, m.Cells[0].workload())
+		})
+	}
+	if len(sel) == 0 {
+		return nil, errors.New("mutants: no mutant selected (--mutant, --ci and --workloads leave none)")
+	}
 	progress := o.Progress
 	if progress == nil {
 		progress = io.Discard
 	}
+	progress = &lineWriter{w: progress}
 	var union []Cell
 	seen := map[Cell]bool{}
 	for _, m := range sel {
@@ -128,19 +152,75 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 			}
 		}
 	}
-	out := make([]Outcome, 0, len(sel)+1)
-	control := judge(ctx, o, Mutant{Name: "control (no mutant)", Cells: union}, progress)
-	out = append(out, control)
+	par := max(o.Parallel, 1)
+	// The control runs every cell; with Parallel > 1 its cells are split
+	// into Parallel controls of their own, run at once.
+	var controls []Mutant
+	for i, c := range union {
+		if i < par {
+			controls = append(controls, Mutant{Name: "control (no mutant)"})
+		}
+		controls[i%par].Cells = append(controls[i%par].Cells, c)
+	}
+	start := time.Now()
+	cs := judgeAll(ctx, o, controls, par, progress)
+	control := Outcome{Mutant: "control (no mutant)", Elapsed: time.Since(start)}
+	for _, c := range cs {
+		control.Killed = append(control.Killed, c.Killed...)
+		control.Err = errors.Join(control.Err, c.Err)
+	}
+	out := []Outcome{control}
 	if control.Err != nil || len(control.Killed) > 0 {
 		return out, fmt.Errorf("mutants: the unmutated tree fails its cells (%v %v): the harness is not reliable, no mutant judged", control.Killed, control.Err)
 	}
-	for _, m := range sel {
-		if ctx.Err() != nil {
-			return out, ctx.Err()
+	out = append(out, judgeAll(ctx, o, sel, par, progress)...)
+	return out, ctx.Err()
+}
+
+// ciForm keeps the mutants marked CI, each with its first cell alone.
+func ciForm(list []Mutant) []Mutant {
+	var out []Mutant
+	for _, m := range list {
+		if m.CI && len(m.Cells) > 0 {
+			m.Cells = m.Cells[:1]
+			out = append(out, m)
 		}
-		out = append(out, judge(ctx, o, m, progress))
 	}
-	return out, nil
+	return out
+}
+
+// judgeAll judges ms, par at a time; outcomes in ms's order.
+func judgeAll(ctx context.Context, o Options, ms []Mutant, par int, progress io.Writer) []Outcome {
+	out := make([]Outcome, len(ms))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			out[i] = Outcome{Mutant: m.Name, Err: ctx.Err()}
+			<-sem
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = judge(ctx, o, m, progress)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// lineWriter writes whole lines of concurrent judges one at a time.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func selectMutants(list []Mutant, only []string) ([]Mutant, error) {
@@ -169,7 +249,6 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 	start := time.Now()
 	res.Mutant = m.Name
 	defer func() { res.Elapsed = time.Since(start) }()
-	fmt.Fprintf(progress, "%s: ", m.Name)
 	dir, err := os.MkdirTemp("", "quorumlock-mutant-*")
 	if err != nil {
 		res.Err = err
@@ -178,26 +257,29 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 	defer os.RemoveAll(dir)
 	if err := copyTracked(ctx, o.Root, dir); err != nil {
 		res.Err = err
-		fmt.Fprintln(progress, err)
+		fmt.Fprintf(progress, "%s: %v\n", m.Name, err)
 		return res
 	}
 	if m.File != "" {
 		if err := m.Apply(dir); err != nil {
 			res.Err = err
-			fmt.Fprintln(progress, err)
+			fmt.Fprintf(progress, "%s: %v\n", m.Name, err)
 			return res
 		}
 	}
 	bin := filepath.Join(dir, "quorumlock-mutant")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/quorumlock")
+	// -trimpath: the scratch directory is not in the build's cache keys, so
+	// only the mutated package and its importers compile again (seconds,
+	// against ~40 s for a whole tree at a new path).
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/quorumlock")
 	if o.Sim {
-		build = exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./jepsen-like/sim")
+		build = exec.CommandContext(ctx, "go", "test", "-c", "-trimpath", "-o", bin, "./jepsen-like/sim")
 	}
 	build.Dir = dir
 	build.Env = append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"))
 	if b, err := build.CombinedOutput(); err != nil {
 		res.Err = fmt.Errorf("build: %v\n%s", err, b)
-		fmt.Fprintln(progress, "does not build")
+		fmt.Fprintf(progress, "%s: does not build\n", m.Name)
 		return res
 	}
 	for _, c := range m.Cells {
@@ -227,11 +309,11 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 	}
 	switch {
 	case len(res.Killed) > 0:
-		fmt.Fprintf(progress, "killed by %s (%v)\n", res.Killed[0], time.Since(start).Round(time.Second))
+		fmt.Fprintf(progress, "%s: killed by %s (%v)\n", m.Name, res.Killed[0], time.Since(start).Round(time.Second))
 	case res.Err != nil:
-		fmt.Fprintf(progress, "not judged: %v\n", res.Err)
+		fmt.Fprintf(progress, "%s: not judged: %v\n", m.Name, res.Err)
 	default:
-		fmt.Fprintf(progress, "passed every cell (%v)\n", time.Since(start).Round(time.Second))
+		fmt.Fprintf(progress, "%s: passed every cell (%v)\n", m.Name, time.Since(start).Round(time.Second))
 	}
 	return res
 }

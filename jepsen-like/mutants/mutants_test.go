@@ -61,3 +61,24 @@ func TestWriteTableKeepsTheCell(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+// make mutants-ci runs the CI-marked mutants in their first cell alone,
+// and covers every lock kind's workload.
+func TestCIForm(t *testing.T) {
+	ci := ciForm(List)
+	kinds := map[string]bool{}
+	for _, m := range ci {
+		if !m.CI || len(m.Cells) != 1 {
+			t.Errorf("%s: CI %v with %d cells, want a marked mutant with its first cell", m.Name, m.CI, len(m.Cells))
+		}
+		kinds[m.Cells[0].workload()] = true
+	}
+	for _, k := range []string{"mutex", "rw", "fair", "renewed", "all", "reentrant", "batched"} {
+		if !kinds[k] {
+			t.Errorf("no CI mutant runs the %s workload", k)
+		}
+	}
+	if n := len(ciForm([]Mutant{{Name: "x", Cells: []Cell{{"single", "baseline", ""}}}})); n != 0 {
+		t.Errorf("ciForm kept %d unmarked mutants", n)
+	}
+}

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -48,13 +51,15 @@ const (
 	Mutex Kind = "mutex"
 	// RW: one quorum.RWMutex; even workers write, odd workers read.
 	RW Kind = "rw"
-	// Fair: one quorum.FairMutex with a fixed lease.
+	// Fair: one quorum.FairMutex with a fixed lease; worker 0 leaves a
+	// waiter that dies in line first (DyingWaiter).
 	Fair Kind = "fair"
 	// Renewed: one quorum.Mutex whose leases the watchdog renews (no
 	// lease time); a worker stops writing when Done closes.
 	Renewed Kind = "renewed"
-	// All: quorum.MutexAll over the overlapping sets {a,b}, {b,c}, {c,a},
-	// {a,b,c} (worker w takes set w mod 4).
+	// All: quorum.MutexAll over the overlapping sets {a,b,c}, {c},
+	// {a,b,c}, {a} (worker w takes set w mod 4; a one-name set is a plain
+	// Mutex through MutexAll).
 	All Kind = "all"
 	// Reentrant: each worker is an owner (WithOwner); its Lock takes the
 	// lock, takes it again and gives the inner hold back, so its critical
@@ -90,7 +95,7 @@ var Kinds = []KindInfo{
 	{RW, "readers and writers on one RWMutex: no writer beside any holder, writers not starved", checker.WriterProgress},
 	{Fair, "waiters of one FairMutex: granted in arrival order", checker.FairOrder},
 	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
-	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", ""},
+	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", checker.AllOrNone},
 	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
 	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
 	{Election, "campaigners of one Election lead in turn, followers Observe: one leader per term, terms increase, a lost term is told, every term observed, a free election filled in time", checker.ElectionTerms},
@@ -232,10 +237,14 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 	return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
 }
 
-// AllNames is the name set worker w of the all workload takes: {a,b},
-// {b,c}, {c,a}, {a,b,c} by w mod 4, each under name.
+// AllNames is the name set worker w of the all workload takes: {a,b,c},
+// {c}, {a,b,c}, {a} by w mod 4, each under name. Sets of three beside sets
+// of one they contain: a grant on fewer than all of its names (two of
+// three) overlaps the holder of the name it missed. (Beside sets of two,
+// a grant on two of three names can never meet a holder: every set of two
+// meets the two it holds.)
 func AllNames(name string, w int) []string {
-	sets := [][]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"a", "b", "c"}}
+	sets := [][]string{{"a", "b", "c"}, {"c"}, {"a", "b", "c"}, {"a"}}
 	var out []string
 	for _, s := range sets[w%len(sets)] {
 		out = append(out, name+"/"+s)
@@ -311,4 +320,55 @@ func Expand(workers []Worker) []Worker {
 		}
 	}
 	return out
+}
+
+// DyingWaiter makes l's first Lock leave a waiter that dies in line first,
+// as a process killed while queued (redisson#6150): it takes a ticket of
+// fair lock name on every node, as FairMutex.Lock does first, and never
+// places, refreshes nor leaves it. Until the entry's timeout (ttl, the
+// client's TTL) passes, the dead waiter is first in line and nobody is
+// granted; then l's own Lock waits in line as usual.
+func DyingWaiter(l Locker, clients []redis.UniversalClient, name string, ttl time.Duration) (Locker, error) {
+	d := &dying{Locker: l, name: name, ttl: ttl}
+	for _, c := range clients {
+		n, err := node.New(c)
+		if err != nil {
+			return nil, err
+		}
+		d.nodes = append(d.nodes, n)
+	}
+	return d, nil
+}
+
+type dying struct {
+	Locker
+	nodes []*node.Node
+	name  string
+	ttl   time.Duration
+	died  bool
+}
+
+func (d *dying) Hold() Hold {
+	if h, ok := d.Locker.(Describer); ok {
+		return h.Hold()
+	}
+	return Hold{}
+}
+
+func (d *dying) Lock(ctx context.Context) (Lease, error) {
+	if !d.died {
+		d.died = true
+		Die(ctx, d.nodes, d.name, fmt.Sprintf("dead|%p", d), d.ttl)
+	}
+	return d.Locker.Lock(ctx)
+}
+
+// Die puts waiter in the line of fair lock name on nodes as a waiter that
+// took its ticket and died: its entry stays until ttl passes.
+func Die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
+	for _, n := range nodes {
+		// A node that does not answer is a node the dead waiter never
+		// reached.
+		_, _ = n.TakeTicket(ctx, name, waiter, ttl)
+	}
 }

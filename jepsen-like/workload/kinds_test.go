@@ -12,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -76,7 +77,7 @@ func TestKindsOnRedis(t *testing.T) {
 					t.Errorf("fair: no fair acquisition recorded")
 				}
 			}
-			opts := []checker.Option{checker.WithoutLinearizability()}
+			opts := []checker.Option{checker.WithoutLinearizability(), checker.WithFairBound(2*time.Second + 500*time.Millisecond)}
 			if k == Election {
 				if roles[checker.RoleLeader] == 0 || !slices.ContainsFunc(h.Ops, func(o history.Op) bool { return o.Kind == history.Observe && o.Token != 0 }) {
 					t.Errorf("election: %d terms, and no follower was given one", roles[checker.RoleLeader])
@@ -99,6 +100,44 @@ func TestKindsOnRedis(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A waiter that died in line holds the fair line back until its entry
+// lapses; then the next waiter gets the lock.
+func TestDyingWaiter(t *testing.T) {
+	s := localredis.StartT(t, localredis.Config{})
+	rc := s.Client()
+	t.Cleanup(func() { _ = rc.Close() })
+	const ttl = 300 * time.Millisecond
+	qc, err := quorum.New([]redis.UniversalClient{rc}, quorum.WithTTL(ttl), quorum.WithRetryInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = qc.Close() })
+	n, err := node.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Die(t.Context(), []*node.Node{n}, "dying", "dead|1", ttl)
+	q, err := n.Queue(t.Context(), "dying")
+	if err != nil || len(q) != 1 || q[0].Waiter != "dead|1" {
+		t.Fatalf("queue after Die: %+v %v, want the dead waiter", q, err)
+	}
+	f, err := qc.FairMutex("dying", quorum.WithLeaseTime(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := f.TryLock(t.Context()); err == nil {
+		_ = l.Unlock(t.Context())
+		t.Fatal("TryLock was granted past a waiter in line")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	l, err := f.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock behind a dead waiter: %v", err)
+	}
+	_ = l.Unlock(ctx)
 }
 
 func TestParseKinds(t *testing.T) {
