@@ -152,6 +152,12 @@ type Report struct {
 	// granted out of arrival order (see WithFairSlack). Unknown when the
 	// history has no fair waiter.
 	FairOrder Result `json:"fair_order"`
+	// GuardOrder: writes through a fenced store outside the lock (the
+	// guarded workload). Count is the number of accepted writes whose
+	// token is not above one accepted earlier from another tenure, plus
+	// the refused writes whose token was not below the guard's last
+	// accepted one. Unknown when the history has no guard write.
+	GuardOrder Result `json:"guard_order"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -193,6 +199,10 @@ const (
 	// FairOrder: a fair lock grants in arrival order (the FairOrder
 	// check).
 	FairOrder Property = "fair-order"
+	// GuardOrder: a fenced store outside the lock accepts each tenure's
+	// token only above every token it accepted before, and refuses no
+	// write whose token is not below them (the GuardOrder check).
+	GuardOrder Property = "guard-order"
 	// FreeLockTaken: waiters take a free lock within the wakeup bound,
 	// whether or not they heard its unlock message (the Wakeups check).
 	// A liveness property, not part of Safety.
@@ -200,7 +210,7 @@ const (
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, GuardOrder}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -235,6 +245,8 @@ func (r Report) checks(p Property) []namedResult {
 		return []namedResult{{name: "writers starved", r: r.WriterProgress}}
 	case FairOrder:
 		return []namedResult{{name: "grants out of arrival order", r: r.FairOrder}}
+	case GuardOrder:
+		return []namedResult{{name: "guard writes out of token order", r: r.GuardOrder}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
@@ -369,7 +381,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
-		r.SignalFirst, r.WriterProgress, r.FairOrder = u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder, r.GuardOrder = u, u, u, u
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -384,6 +396,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
 	r.WriterProgress = checkWriterProgress(h, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
+	r.GuardOrder = checkGuardOrder(h, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {

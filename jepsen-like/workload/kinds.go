@@ -64,6 +64,10 @@ const (
 	// pipelines carry several callers' commands); even callers take the
 	// shared name and write the resource, odd ones a name of their own.
 	Batched Kind = "batched"
+	// Guarded: one quorum.Mutex with a fixed lease, as Mutex; holders also
+	// write through the project's Redis guard (Config.Guard) with their
+	// token, twice per tenure.
+	Guarded Kind = "guarded"
 )
 
 // BatchCallers is the number of goroutines per client of the batched
@@ -87,6 +91,7 @@ var Kinds = []KindInfo{
 	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
 	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", ""},
 	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
+	{Guarded, "Mutex holders write through the Redis guard with their token: the guard accepts tokens in order", checker.GuardOrder},
 	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
 }
 
@@ -171,7 +176,7 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 		opts = append(opts, quorum.WithLeaseTime(leaseTime))
 	}
 	switch k {
-	case Mutex, Renewed, "":
+	case Mutex, Renewed, Guarded, "":
 		m, err := qc.Mutex(name, opts...)
 		if err != nil {
 			return nil, err
