@@ -56,6 +56,8 @@ type Mutant struct {
 	File, Old, New string
 	// Cells should catch it.
 	Cells []Cell
+	// CI: make mutants-ci runs it (the quick form, one per kind).
+	CI bool
 }
 
 // Apply changes the copy of the repository at root.
