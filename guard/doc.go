@@ -24,6 +24,10 @@
 //		  WHERE id = $3 AND fence_token < $2`, balance, token, id)
 //	err = guard.Fenced(res, err) // ErrStale when no row was changed
 //
+// The chaos suite's guarded workload writes through Redis on a node of its
+// own, with tokens that cross digit boundaries, and its checker judges the
+// order of what the guard accepted and refused (jepsen-like/checker).
+//
 // Use "<" when each token may write at most once, "<=" when a holder may
 // write several times under one lease. The token column must be NOT NULL
 // DEFAULT 0 (a NULL compares as unknown, so the row would never be written).

@@ -166,6 +166,12 @@ type Report struct {
 	// holds several names: a grant that did not hold all of its names.
 	// Unknown when no tenure holds several names.
 	AllOrNone Result `json:"all_or_none"`
+	// GuardOrder: writes through a fenced store outside the lock (the
+	// guarded workload). Count is the number of accepted writes whose
+	// token is not above one accepted earlier from another tenure, plus
+	// the refused writes whose token was not below the guard's last
+	// accepted one. Unknown when the history has no guard write.
+	GuardOrder Result `json:"guard_order"`
 	// Register: porcupine's linearizability check of the counter as a
 	// read/write register. Unknown on timeout.
 	Register Result `json:"register"`
@@ -211,6 +217,10 @@ const (
 	// AllOrNone: a lock over several names (MutexAll) holds every one of
 	// them or none (the AllOrNone check).
 	AllOrNone Property = "all-or-none"
+	// GuardOrder: a fenced store outside the lock accepts each tenure's
+	// token only above every token it accepted before, and refuses no
+	// write whose token is not below them (the GuardOrder check).
+	GuardOrder Property = "guard-order"
 	// FreeLockTaken: waiters take a free lock within the wakeup bound,
 	// whether or not they heard its unlock message (the Wakeups check).
 	// A liveness property, not part of Safety.
@@ -223,7 +233,7 @@ const (
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, ElectionTerms, AllOrNone}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, ElectionTerms, AllOrNone, GuardOrder}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -266,6 +276,8 @@ func (r Report) checks(p Property) []namedResult {
 			{name: "terms not replaced within the bound", r: r.Election.Replaced}}
 	case AllOrNone:
 		return []namedResult{{name: "several-name grants missing a name", r: r.AllOrNone}}
+	case GuardOrder:
+		return []namedResult{{name: "guard writes out of token order", r: r.GuardOrder}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
@@ -413,7 +425,7 @@ func Check(h history.History, opts ...Option) Report {
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
-		r.SignalFirst, r.WriterProgress, r.FairOrder, r.FairProgress, r.AllOrNone = u, u, u, u, u
+		r.SignalFirst, r.WriterProgress, r.FairOrder, r.FairProgress, r.AllOrNone, r.GuardOrder = u, u, u, u, u, u
 		r.Election = ElectionResults{u, u, u, u}
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
@@ -431,6 +443,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
 	r.FairProgress = checkFairProgress(h, cfg.fairSlack, cfg.fairBound, ex)
 	r.AllOrNone = checkAllOrNone(ix, ex)
+	r.GuardOrder = checkGuardOrder(h, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
 	r.Election = checkElection(h, ix, cfg.wakeupBound, cfg.clientFaults, ex)
 	r.Contested = contested(h, ix)

@@ -121,6 +121,15 @@
 // Count is the number of excluding pairs of tenures that overlap where one
 // of them holds several names: that grant did not hold all of its names.
 //
+// Guard order (Report.GuardOrder; the guarded workload). Writes through a
+// fenced store outside the lock (history.GuardWrite, the project's Redis
+// guard) are in one order, the guard's. An accepted write whose token is
+// not above a token accepted from another tenure by a write that completed
+// before it was invoked is a violation (lower: a stale holder got in;
+// equal: two tenures wrote with one token); so is a refused write whose
+// token was not below the last token the guard reports (a holder it had to
+// let in, such as the newest). Count is the number of such writes.
+//
 // Linearizability (Report.Register, Report.CriticalSections), checked with
 // porcupine against a register model that starts at 0. Register: Ok reads
 // and accepted writes as register operations — a sanity check of the

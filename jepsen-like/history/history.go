@@ -34,11 +34,16 @@ const (
 	// election workload): an instant. Token is the delivered term, 0 for
 	// "no leader". A failed Observe is the end of the deliveries.
 	Observe Kind = "observe"
+	// GuardWrite: a write through a fenced store outside the lock (the
+	// project's guard), presenting Token: Ok when the guard accepted it,
+	// Fail when it refused it (Last is then the token the guard had
+	// accepted last).
+	GuardWrite Kind = "guard-write"
 )
 
 func (k Kind) valid() bool {
 	switch k {
-	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal, Observe:
+	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal, Observe, GuardWrite:
 		return true
 	}
 	return false
@@ -91,6 +96,9 @@ type Op struct {
 	// ("writer" of a read-write lock, "fair" waiter, ...); free-form, for
 	// the checks of one lock kind.
 	Role string `json:"role,omitempty"`
+	// Last: a refused guard write — the last token the guard had accepted
+	// when it refused.
+	Last uint64 `json:"last,omitempty"`
 }
 
 // Returned reports whether the call returned (Complete is meaningful).
@@ -119,6 +127,11 @@ func (o Op) String() string {
 		s += fmt.Sprintf(" value=%d", o.Value)
 	case Write:
 		s += fmt.Sprintf(" value=%d token=%d", o.Value, o.Token)
+	case GuardWrite:
+		s += fmt.Sprintf(" value=%d token=%d", o.Value, o.Token)
+		if o.Outcome == Fail {
+			s += fmt.Sprintf(" last=%d", o.Last)
+		}
 	case NemesisStart, NemesisEnd:
 		s += " " + o.Name
 	}

@@ -191,6 +191,12 @@ func (c Call) Extended(validUntil time.Duration) {
 	c.r.complete(c.id, Ok, nil, func(o *Op) { o.ValidUntil = validUntil })
 }
 
+// Refused completes a guard write the guard refused, last being the token
+// it had accepted last.
+func (c Call) Refused(last uint64, err error) {
+	c.r.complete(c.id, Fail, err, func(o *Op) { o.Last = last })
+}
+
 // ReadValue completes a read as successful, having read v.
 func (c Call) ReadValue(v int64) {
 	c.r.complete(c.id, Ok, nil, func(o *Op) { o.Value = v })

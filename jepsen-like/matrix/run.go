@@ -481,6 +481,9 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		settings = append(settings, f.String())
 	}
 
+	if err := presetFences(ctx, cl, c.kind(), t.Workers, seed); err != nil {
+		return history.History{}, nil, nil, err
+	}
 	// Whole-run conditions go in before the workers connect (a clock
 	// fault restarts its node) and are healed once they stopped.
 	var before []chaos.Fault
@@ -504,6 +507,15 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		res = resource.NewFenced(rec)
 	}
 
+	var guard workload.Guard
+	if c.kind() == workload.Guarded {
+		g, stop, err := startGuard(ctx)
+		defer stop()
+		if err != nil {
+			return history.History{}, nil, nil, err
+		}
+		guard = g
+	}
 	// The faults run next to the workers; the workers stop at Duration,
 	// by when every fault of the plan has healed.
 	if p.nemesis != nil {
@@ -525,6 +537,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		AcquireTimeout: c.kind().AcquireTimeout(t.Lease+t.Lease/2, t.Lease, t.Workers),
 		Seed:           seed,
 		CounterLock:    c.kind().CounterLock(LockName),
+		Guard:          guard,
 	}
 	if w := c.kind().Work(t.Lease); w != (workload.Range{}) {
 		wc.Work = w

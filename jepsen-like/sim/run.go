@@ -212,6 +212,9 @@ func Simulate(c Cell) (Outcome, error) {
 	} else {
 		res = resource.NewUnfenced(e.rec)
 	}
+	if err := e.presetFences(); err != nil {
+		return Outcome{}, err
+	}
 	var workers []workload.Worker
 	for w := range c.kind().Clients(t.Workers) {
 		l, err := e.locker(w, "sim", e.addrs(w, split), watchdog, true)
@@ -231,6 +234,9 @@ func Simulate(c Cell) (Outcome, error) {
 	nemesis.Go(func() { e.watch.run(ctx) })
 	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease),
 		AcquireTimeout: c.kind().AcquireTimeout(2*time.Second, t.Lease, t.Workers)}
+	if c.kind() == workload.Guarded {
+		wc.Guard = e.guard()
+	}
 	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
 		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
 	}

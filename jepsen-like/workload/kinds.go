@@ -74,6 +74,10 @@ const (
 	// number — while its term holds, then resigns; every worker also
 	// follows the election with Observe.
 	Election Kind = "election"
+	// Guarded: one quorum.Mutex with a fixed lease, as Mutex; holders also
+	// write through the project's Redis guard (Config.Guard) with their
+	// token, twice per tenure.
+	Guarded Kind = "guarded"
 )
 
 // BatchCallers is the number of goroutines per client of the batched
@@ -97,6 +101,7 @@ var Kinds = []KindInfo{
 	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
 	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", checker.AllOrNone},
 	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
+	{Guarded, "Mutex holders write through the Redis guard with their token: the guard accepts tokens in order", checker.GuardOrder},
 	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
 	{Election, "campaigners of one Election lead in turn, followers Observe: one leader per term, terms increase, a lost term is told, every term observed, a free election filled in time", checker.ElectionTerms},
 }
@@ -183,7 +188,7 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 		opts = append(opts, quorum.WithLeaseTime(leaseTime))
 	}
 	switch k {
-	case Mutex, Renewed, "":
+	case Mutex, Renewed, Guarded, "":
 		m, err := qc.Mutex(name, opts...)
 		if err != nil {
 			return nil, err

@@ -118,6 +118,13 @@ type Config struct {
 	// (the batched workload's shared name); "" lets every exclusive
 	// holder write. Shared (read) holders never write.
 	CounterLock string
+	// Guard, when set, is written by every holder that writes the
+	// resource, with its token (the guarded workload): once right after
+	// the acquire (its token as the value) and again just before its
+	// resource write (the same value), so each tenure writes twice under
+	// one token and a paused holder's second write meets the next
+	// holder's first.
+	Guard Guard
 	// Seed makes the work and think times of worker w follow from (Seed, w):
 	// its k-th tenure works and thinks for the k-th pair of Choices,
 	// whether its acquisition succeeded or not.
@@ -294,15 +301,23 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 		close(watched)
 	}
 
+	writes := !hold.Shared && (r.cfg.CounterLock == "" || slices.Contains(hold.Locks, r.cfg.CounterLock))
+	if r.cfg.Guard != nil && writes {
+		// A guarded holder claims the guard with its token first, so a
+		// holder paused past its lease meets the next holder's token.
+		r.guardWrite(ctx, id, lease.Token(), lease.Token())
+	}
 	v := r.res.ReadToken(r.w.ID, id, uint64(max(lease.Token(), 0)))
 	sleep(context.WithoutCancel(ctx), work)
 	// A careful client checks its lease before acting on it — its
 	// validity and its end signal...
-	writes := !hold.Shared && (r.cfg.CounterLock == "" || slices.Contains(hold.Locks, r.cfg.CounterLock))
 	if u := lease.Until(); writes && (u.IsZero() || time.Now().Before(u)) && !closed(done) {
 		// ...and can still be paused right after the check.
 		if r.w.Gate != nil {
 			_ = r.w.Gate.Wait(WithLeaseUntil(context.WithoutCancel(ctx), u))
+		}
+		if r.cfg.Guard != nil {
+			r.guardWrite(ctx, id, lease.Token(), v+1)
 		}
 		_ = r.res.Write(r.w.ID, id, v+1, uint64(max(lease.Token(), 0))) // a rejection is recorded
 	}
