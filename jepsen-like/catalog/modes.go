@@ -88,6 +88,9 @@ type Mode struct {
 	// (the library's default changes between releases; a mode must not
 	// drift with it).
 	RestartDetection RestartDetection
+	// QuickScenarios, if set, are the only scenarios the quick matrix runs
+	// the mode in (nil: every scenario); the full matrix runs every one.
+	QuickScenarios []string
 	// Ours: the lock is this project's quorum lock (built by the
 	// catalog): its waiting follows RetryInterval and AttemptTimeout, so
 	// the wakeup bound applies (a peer waits its own way).
@@ -210,6 +213,7 @@ var Modes = []Mode{
 		Masters: 5, Majority: true, TunesDrift: true, Fencing: true, RestartDetection: RestartOff}),
 	quorumMode(Mode{ID: "multilock-3", Summary: "quorum lock that needs all of 3 independent masters (Redisson's MultiLock)",
 		Masters: 3, TunesDrift: true, Fencing: false, RestartDetection: RestartOff}, quorum.WithPolicy(quorum.All)),
+	quorumMode(restartMode),
 }
 
 // FindMode returns the mode with the given id among modes.

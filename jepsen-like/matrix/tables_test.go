@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 
 // Every mode and scenario the issue names exists, in the issue's order.
 func TestIssueIDs(t *testing.T) {
-	wantModes := []string{"single", "single+wait", "failover", "redlock-3", "redlock-5", "redlock-5+fencing", "multilock-3"}
+	wantModes := []string{"single", "single+wait", "failover", "redlock-3", "redlock-5", "redlock-5+fencing", "multilock-3", "redlock-3+restart"}
 	if got := modeIDs(Modes); !slices.Equal(got, wantModes) {
 		t.Errorf("modes %v, want %v", got, wantModes)
 	}
@@ -90,30 +90,31 @@ func TestTablesComplete(t *testing.T) {
 }
 
 // The expected-safe table, as docs/chaos-matrix.md documents it: "S" safe,
-// "U" unsafe, "-" does not apply. Columns follow Modes.
+// "U" unsafe, "-" does not apply. Columns follow Modes (redlock-3+restart last).
 var wantExpected = map[string]string{
-	"baseline":                "S S S S S S S",
-	"partition-minority":      "- S S S S S S",
-	"partition-majority":      "S S S S S S S",
-	"partition-all":           "S S S S S S S",
-	"latency":                 "S S S S S S S",
-	"slow-acquire":            "S S S S S S S",
-	"clock-rate-fast":         "S S S S S S S",
-	"clock-rate-beyond":       "U U U U U U S",
-	"node-pause":              "S S S S S S S",
-	"crash-restart-aof":       "S S S S S S S",
-	"crash-restart-nopersist": "U U U U U U S",
-	"crash-restart-delayed":   "S S S S S S S",
-	"failover":                "- S U - - - -",
-	"client-pause":            "U U U U U S U",
-	"clock-offset":            "S - - S S S S",
-	"renewal-hang":            "S S S S S S S",
-	"holder-isolated":         "U U U U U U U",
-	"clock-jump":              "U U U U U U S",
-	"clock-jump-partition":    "- - - U U U S",
-	"expiry-race":             "S S S S S - S",
-	"random":                  "S S U S S S S",
-	"lost-wakeups":            "S S S S S S S",
+	"baseline":                "S S S S S S S S",
+	"partition-minority":      "- S S S S S S S",
+	"partition-majority":      "S S S S S S S S",
+	"partition-all":           "S S S S S S S S",
+	"latency":                 "S S S S S S S S",
+	"slow-acquire":            "S S S S S S S S",
+	"clock-rate-fast":         "S S S S S S S S",
+	"clock-rate-beyond":       "U U U U U U S U",
+	"node-pause":              "S S S S S S S S",
+	"crash-restart-aof":       "S S S S S S S S",
+	"crash-restart-nopersist": "U U U U U U S S",
+	"crash-restart-minority":  "- - - U U U S S",
+	"crash-restart-delayed":   "S S S S S S S S",
+	"failover":                "- S U - - - - -",
+	"client-pause":            "U U U U U S U U",
+	"clock-offset":            "S - - S S S S S",
+	"renewal-hang":            "S S S S S S S S",
+	"holder-isolated":         "U U U U U U U U",
+	"clock-jump":              "U U U U U U S U",
+	"clock-jump-partition":    "- - - U U U S U",
+	"expiry-race":             "S S S S S - S S",
+	"random":                  "S S U S S S S S",
+	"lost-wakeups":            "S S S S S S S S",
 }
 
 func TestExpectedTable(t *testing.T) {
