@@ -3,7 +3,7 @@ package mutants
 // List is the mutants `quorumlock chaos --mutants` runs: the bugs a
 // distributed lock is known to get wrong, each with the cells meant to catch
 // it.
-var List = []Mutant{
+var List = append([]Mutant{
 	{
 		Name:  "quorum-of-1",
 		Bug:   "the majority policy needs one node instead of a majority",
@@ -126,4 +126,4 @@ var List = []Mutant{
 		New:   "\t\tc.val, c.err = cmds[len(cmds)-1-i].Val(), cmds[len(cmds)-1-i].Err()\n",
 		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 	},
-}
+}, restartMutants...)

@@ -56,6 +56,10 @@ type Mutant struct {
 	File, Old, New string
 	// Cells should catch it.
 	Cells []Cell
+	// CI: make mutants-ci runs it (chaos --mutants --ci), in its first
+	// cell only, on real processes and in the simulation. One per lock
+	// kind and per safety feature: the first cell must kill it fast.
+	CI bool
 }
 
 // Apply changes the copy of the repository at root.
