@@ -53,6 +53,11 @@ var quickCells = []struct {
 	{"redlock-5+fencing", "partition-minority", workload.All},
 	{"redlock-3", "partition-minority", workload.Reentrant},
 	{"redlock-3", "baseline", workload.Batched},
+	// Restart detection at its default delay; renewals that reach a node
+	// which lost the key while the lease is valid.
+	{"redlock-3+restart", "crash-restart-nopersist", ""},
+	{"redlock-3+restart", "crash-restart-minority", workload.Renewed},
+	{"multilock-3", "clock-jump", workload.Renewed},
 }
 
 func TestQuickCells(t *testing.T) {
