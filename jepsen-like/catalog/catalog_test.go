@@ -51,7 +51,7 @@ func TestScenariosComplete(t *testing.T) {
 
 // Every mode sets its safety explicitly and has a quorum it can reach.
 func TestModes(t *testing.T) {
-	want := map[string]int{"single": 1, "single+wait": 1, "failover": 1, "redlock-3": 2, "redlock-5": 3, "redlock-5+fencing": 3, "multilock-3": 3, "redlock-3+functions": 2}
+	want := map[string]int{"single": 1, "single+wait": 1, "failover": 1, "redlock-3": 2, "redlock-5": 3, "redlock-5+fencing": 3, "multilock-3": 3, "redlock-3+functions": 2, "redlock-3+restart": 2}
 	for _, m := range Modes {
 		if m.Lock == nil {
 			t.Errorf("mode %s: no lock", m.ID)

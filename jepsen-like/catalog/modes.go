@@ -88,14 +88,13 @@ type Mode struct {
 	// (the library's default changes between releases; a mode must not
 	// drift with it).
 	RestartDetection RestartDetection
+	// QuickScenarios, if set, are the only scenarios the quick matrix runs
+	// the mode in (nil: every scenario); the full matrix runs every one.
+	QuickScenarios []string
 	// Ours: the lock is this project's quorum lock (built by the
 	// catalog): its waiting follows RetryInterval and AttemptTimeout, so
 	// the wakeup bound applies (a peer waits its own way).
 	Ours bool
-	// Quick are the scenarios the quick matrix runs the mode in (nil:
-	// every one): a variant of another mode that differs in one code path
-	// runs only where that path is exercised.
-	Quick []string
 	// Lock builds a worker's lock.
 	Lock LockFunc
 }
@@ -226,7 +225,8 @@ var Modes = []Mode{
 		Masters: 3, TunesDrift: true, Fencing: false, RestartDetection: RestartOff}, quorum.WithPolicy(quorum.All)),
 	quorumMode(Mode{ID: "redlock-3+functions", Summary: "redlock-3 calling its scripts as Redis Functions (FCALL, quorum.WithFunctions), reloading the library on a node that lost it",
 		Masters: 3, Majority: true, TunesDrift: true, Fencing: false, RestartDetection: RestartOff,
-		Quick: []string{"baseline", "crash-restart-nopersist"}}, quorum.WithFunctions(true)),
+		QuickScenarios: []string{"baseline", "crash-restart-nopersist"}}, quorum.WithFunctions(true)),
+	quorumMode(restartMode),
 }
 
 // FindMode returns the mode with the given id among modes.

@@ -59,6 +59,10 @@ type Scenario struct {
 	// with persistence); a fenced mode's token order is counted, not
 	// judged.
 	ForgetsFences bool
+	// Watchdog: every workload's leases are renewed by the watchdog
+	// (the mutex workload's too), so a holder kept longer than the lease
+	// keeps it.
+	Watchdog bool
 	// Pace, if set, adapts the run's timing to the scenario (see Pace).
 	Pace *Pace
 	// Think, if set, is how long workers pause between a release and
@@ -312,6 +316,7 @@ var Scenarios = []Scenario{
 			return out
 		},
 	},
+	crashRestartMinority,
 	{
 		ID: "failover",
 		Summary: "split brain: the master is cut off from its replica, the replica is promoted; half of the clients keep the old master's address, half follow the new master; " +

@@ -31,6 +31,9 @@ type Workload struct {
 	// every scenario of every quorum mode.
 	Scenarios []string
 	Modes     []string
+	// QuickCells are further {mode, scenario} pairs the quick matrix runs
+	// the workload in.
+	QuickCells [][2]string
 }
 
 // RunsOn reports whether runner r runs w, and if not, why.
@@ -78,14 +81,15 @@ func kindWorkloads() []Workload {
 			continue
 		}
 		out = append(out, Workload{ID: string(k.Kind), Kind: k.Kind, Summary: k.Summary, Property: k.Property,
-			Scenarios: quickScenarios[k.Kind], Modes: quickModes[k.Kind]})
+			Scenarios: quickScenarios[k.Kind], Modes: quickModes[k.Kind], QuickCells: quickCells[k.Kind]})
 	}
 	return out
 }
 
 // Quick reports whether the quick matrix runs w in mode m under scenario s.
 func (w Workload) Quick(m, s string) bool {
-	return (w.Scenarios == nil || slices.Contains(w.Scenarios, s)) && (w.Modes == nil || slices.Contains(w.Modes, m))
+	return (w.Scenarios == nil || slices.Contains(w.Scenarios, s)) && (w.Modes == nil || slices.Contains(w.Modes, m)) ||
+		slices.Contains(w.QuickCells, [2]string{m, s})
 }
 
 // SelectWorkloads returns the workloads named in a comma-separated list

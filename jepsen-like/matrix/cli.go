@@ -241,7 +241,11 @@ func ListWorkloads(out io.Writer, cfg Config) error {
 		}
 		fmt.Fprintf(out, "  %-10s %s [%s]\n", w.ID, w.Summary, p)
 		if w.ID != catalog.DefaultWorkload && w.Modes != nil {
-			fmt.Fprintf(out, "  %-10s quick form: %s × %s\n", "", strings.Join(w.Modes, ","), strings.Join(w.Scenarios, ","))
+			fmt.Fprintf(out, "  %-10s quick form: %s × %s", "", strings.Join(w.Modes, ","), strings.Join(w.Scenarios, ","))
+			for _, c := range w.QuickCells {
+				fmt.Fprintf(out, "; %s × %s", c[0], c[1])
+			}
+			fmt.Fprintln(out)
 		}
 	}
 	n := len(CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads))
@@ -253,7 +257,11 @@ func ListWorkloads(out io.Writer, cfg Config) error {
 func List(out io.Writer, modes []Mode, scenarios []Scenario) error {
 	fmt.Fprintln(out, "Modes:")
 	for _, m := range modes {
-		fmt.Fprintf(out, "  %-18s %s\n", m.ID, m.Summary)
+		fmt.Fprintf(out, "  %-18s %s", m.ID, m.Summary)
+		if m.QuickScenarios != nil {
+			fmt.Fprintf(out, " (quick: %s)", strings.Join(m.QuickScenarios, ", "))
+		}
+		fmt.Fprintln(out)
 	}
 	fmt.Fprintln(out, "\nScenarios:")
 	for _, s := range scenarios {

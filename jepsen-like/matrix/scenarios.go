@@ -380,6 +380,7 @@ var realisations = map[string]func(*cell) (plan, error){
 			return c.holdingStrike(g, c.timing.Lease*3/4, 0, crashes(c.majority(), true)...)
 		}), nil
 	},
+	"crash-restart-minority": crashMinorityPlan,
 	"crash-restart-delayed": func(c *cell) (plan, error) {
 		t := c.timing
 		g := &holdGate{}

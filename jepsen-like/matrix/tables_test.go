@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // Every mode and scenario the issue names exists, in the issue's order.
 func TestIssueIDs(t *testing.T) {
 	wantModes := []string{"single", "single+wait", "failover", "redlock-3", "redlock-5", "redlock-5+fencing", "multilock-3",
-		"redlock-3+functions"} // the last from issue 27 (Redis Functions)
+		"redlock-3+functions", "redlock-3+restart"} // the last two from issue 27 (Redis Functions) and issue 25 (restart detection)
 	if got := modeIDs(Modes); !slices.Equal(got, wantModes) {
 		t.Errorf("modes %v, want %v", got, wantModes)
 	}
@@ -93,28 +93,29 @@ func TestTablesComplete(t *testing.T) {
 // The expected-safe table, as docs/chaos-matrix.md documents it: "S" safe,
 // "U" unsafe, "-" does not apply. Columns follow Modes.
 var wantExpected = map[string]string{
-	"baseline":                "S S S S S S S S",
-	"partition-minority":      "- S S S S S S S",
-	"partition-majority":      "S S S S S S S S",
-	"partition-all":           "S S S S S S S S",
-	"latency":                 "S S S S S S S S",
-	"slow-acquire":            "S S S S S S S S",
-	"clock-rate-fast":         "S S S S S S S S",
-	"clock-rate-beyond":       "U U U U U U S U",
-	"node-pause":              "S S S S S S S S",
-	"crash-restart-aof":       "S S S S S S S S",
-	"crash-restart-nopersist": "U U U U U U S U",
-	"crash-restart-delayed":   "S S S S S S S S",
-	"failover":                "- S U - - - - -",
-	"client-pause":            "U U U U U S U U",
-	"clock-offset":            "S - - S S S S S",
-	"renewal-hang":            "S S S S S S S S",
-	"holder-isolated":         "U U U U U U U U",
-	"clock-jump":              "U U U U U U S U",
-	"clock-jump-partition":    "- - - U U U S U",
-	"expiry-race":             "S S S S S - S S",
-	"random":                  "S S U S S S S S",
-	"lost-wakeups":            "S S S S S S S S",
+	"baseline":                "S S S S S S S S S",
+	"partition-minority":      "- S S S S S S S S",
+	"partition-majority":      "S S S S S S S S S",
+	"partition-all":           "S S S S S S S S S",
+	"latency":                 "S S S S S S S S S",
+	"slow-acquire":            "S S S S S S S S S",
+	"clock-rate-fast":         "S S S S S S S S S",
+	"clock-rate-beyond":       "U U U U U U S U U",
+	"node-pause":              "S S S S S S S S S",
+	"crash-restart-aof":       "S S S S S S S S S",
+	"crash-restart-nopersist": "U U U U U U S U S",
+	"crash-restart-minority":  "- - - U U U S U S",
+	"crash-restart-delayed":   "S S S S S S S S S",
+	"failover":                "- S U - - - - - -",
+	"client-pause":            "U U U U U S U U U",
+	"clock-offset":            "S - - S S S S S S",
+	"renewal-hang":            "S S S S S S S S S",
+	"holder-isolated":         "U U U U U U U U U",
+	"clock-jump":              "U U U U U U S U U",
+	"clock-jump-partition":    "- - - U U U S U U",
+	"expiry-race":             "S S S S S - S S S",
+	"random":                  "S S U S S S S S S",
+	"lost-wakeups":            "S S S S S S S S S",
 }
 
 func TestExpectedTable(t *testing.T) {
@@ -288,8 +289,8 @@ func TestRealisations(t *testing.T) {
 // matrix runs it wherever a scenario applies.
 func TestQuickModeScenarios(t *testing.T) {
 	m, ok := FindMode(Modes, "redlock-3+functions")
-	if !ok || len(m.Quick) == 0 {
-		t.Fatalf("no mode redlock-3+functions with quick scenarios: %v", m.Quick)
+	if !ok || len(m.QuickScenarios) == 0 {
+		t.Fatalf("no mode redlock-3+functions with quick scenarios: %v", m.QuickScenarios)
 	}
 	ws, err := catalog.SelectWorkloads("all")
 	if err != nil {
@@ -303,13 +304,13 @@ func TestQuickModeScenarios(t *testing.T) {
 		full = append(full, c.Scenario.ID)
 	}
 	var want []string
-	for _, s := range m.Quick {
+	for _, s := range m.QuickScenarios {
 		want = append(want, s+"/"+catalog.DefaultWorkload)
 	}
 	if !slices.Equal(quick, want) {
 		t.Errorf("quick cells %v, want %v", quick, want)
 	}
-	if len(full) <= len(m.Quick) {
+	if len(full) <= len(m.QuickScenarios) {
 		t.Errorf("full matrix cells %v: want every scenario that applies", full)
 	}
 }

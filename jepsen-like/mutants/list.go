@@ -139,4 +139,4 @@ var List = append([]Mutant{
 		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 		CI:    true,
 	},
-}, append(append(elecproofMutants, kindsciMutants...), guardMutants...)...)
+}, append(append(append(elecproofMutants, kindsciMutants...), guardMutants...), restartMutants...)...)

@@ -66,11 +66,10 @@ func TestNodeInfo(t *testing.T) {
 // acquiring once the restarted nodes vote again; without it the same
 // cell shows the violation.
 func TestRestartDetection(t *testing.T) {
-	plain := mode(t, "redlock-3")
-	m := plain
-	m.RestartDetection = catalog.RestartAlways
-	m.ID += "+restart-detection"
-	m.Lock = catalog.QuorumLock(catalog.SafetyOptions(m)...)
+	plain, m := mode(t, "redlock-3"), mode(t, "redlock-3+restart")
+	if m.RestartDetection != catalog.RestartAlways || plain.RestartDetection != catalog.RestartOff {
+		t.Fatalf("redlock-3 %v, redlock-3+restart %v", plain.RestartDetection, m.RestartDetection)
+	}
 	reproduced := 0
 	for seed := uint64(1); seed <= 3; seed++ {
 		c := Cell{Mode: plain, Scenario: "crash-restart-nopersist", Seed: seed, Timing: Timing{Duration: 6 * time.Second}}

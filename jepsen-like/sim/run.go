@@ -191,6 +191,9 @@ func Simulate(c Cell) (Outcome, error) {
 	}()
 
 	split, watchdog := false, false
+	if sc, ok := Scenario(c.Scenario); ok {
+		watchdog = sc.Watchdog
+	}
 	for _, f := range faults {
 		switch f.Kind {
 		case Failover:

@@ -56,6 +56,11 @@ var quickCells = []struct {
 	{"redlock-3", "baseline", workload.Batched},
 	{"redlock-3", "baseline", workload.Election},
 	{"redlock-3", "holder-isolated", workload.Election},
+	// Restart detection at its default delay; renewals that reach a node
+	// which lost the key while the lease is valid.
+	{"redlock-3+restart", "crash-restart-nopersist", ""},
+	{"redlock-3+restart", "crash-restart-minority", workload.Renewed},
+	{"multilock-3", "clock-jump", workload.Renewed},
 }
 
 func TestQuickCells(t *testing.T) {

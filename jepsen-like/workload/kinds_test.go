@@ -50,7 +50,13 @@ func TestKindsOnRedis(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 400*time.Millisecond)
 			defer cancel()
-			if err := Run(ctx, rec, res, workers, Config{Seed: 1, CounterLock: k.CounterLock("kinds-" + string(k))}); err != nil {
+			cfg := Config{Seed: 1, CounterLock: k.CounterLock("kinds-" + string(k))}
+			if k == Guarded {
+				gc := s.Client()
+				t.Cleanup(func() { _ = gc.Close() })
+				cfg.Guard = RedisGuard(gc, "kinds-guard")
+			}
+			if err := Run(ctx, rec, res, workers, cfg); err != nil {
 				t.Fatal(err)
 			}
 			h := rec.History()
