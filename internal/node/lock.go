@@ -145,11 +145,13 @@ const fenceSeeded = 1 << 32
 
 // acquireFenced is the fast path with fencing, one round trip of three plain
 // commands on one connection, in this order: SET lock NX PX ttl; INCR
-// counter; PEXPIRE counter retention. It answers only a grant whose counter
-// was seeded (INCR ≥ fenceSeeded): the fence is the INCR's reply. Anything
-// else (the key exists: held, reentrant, a retried call; or the counter was
-// missing, which INCR turns into 1) goes to the acquire script, which
-// decides and seeds the counter from the node's clock.
+// counter; PEXPIRE counter retention. A grant whose counter was seeded
+// (INCR ≥ fenceSeeded) is answered at once: the fence is the INCR's reply.
+// A grant on a counter INCR made from nothing (a name's first use on the
+// node, or its first after the retention) takes one more round trip,
+// fence_seed.lua, which seeds the counter from the node's clock where the
+// grant still stands. When SET refuses (held, reentrant, a retried call)
+// the acquire script decides.
 //
 // Why this is as safe as the script, which counts the counter in the same
 // atomic step as the grant (multilock's token is the max over a quorum,
@@ -200,10 +202,14 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	if !ok {
 		return false, 0, true, fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", vals[1])
 	}
-	if vals[0] != "OK" || v < seeded {
+	if vals[0] != "OK" {
 		return false, 0, false, nil
 	}
-	return true, v, true, nil
+	if v >= seeded {
+		return true, v, true, nil
+	}
+	v, err = l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", retention)
+	return v > 0 && err == nil, v, true, err
 }
 
 func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...any) (int64, error) {

@@ -328,3 +328,30 @@ func TestFenceSeed(t *testing.T) {
 		t.Fatalf("a 1-minute retention: %v, want an error naming WithFenceRetention", err)
 	}
 }
+
+// The fast path's seeding round trip grants nothing by itself: where the
+// attempt's share is gone (an Unlock overtook it, or it expired) it answers
+// 0 and leaves no lock behind; where the share stands it seeds the counter
+// from the clock.
+func TestFenceSeedOnlyWhereGranted(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	l := n.Lock("sg", "alice", "alice.1", true)
+	seed := func() int64 {
+		t.Helper()
+		v, err := l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", n.retentionMS())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	n.Client().Set(ctx, l.keys[1], 1, 0)
+	if v := seed(); v != 0 || n.Client().Exists(ctx, l.keys[0]).Val() != 0 {
+		t.Fatalf("share gone: seed answered %d, lock key exists %d; want 0 and none", v, n.Client().Exists(ctx, l.keys[0]).Val())
+	}
+	n.Client().Set(ctx, l.keys[0], l.val, time.Second)
+	before := time.Now().UnixMicro()
+	if v := seed(); v < before || n.Client().Get(ctx, l.keys[1]).Val() != fmt.Sprint(v) {
+		t.Fatalf("share held: seed answered %d, want a stored token from the clock ≥ %d", v, before)
+	}
+}
