@@ -179,29 +179,34 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	var vals []any
 	err = l.n.call(ctx, func(ctx context.Context) error {
 		var e error
+		var got []any
 		if b := l.n.batch; b != nil {
-			vals, e = b.doAll(ctx, first, incr, expire)
+			got, e = b.doAll(ctx, first, incr, expire)
 		} else {
-			vals, e = pipeAll(ctx, l.n.client, first, [][]any{incr, expire})
+			got, e = pipeAll(ctx, l.n.client, first, [][]any{incr, expire})
 		}
-		return e
+		if e != nil {
+			return e
+		}
+		if len(got) != 3 {
+			return fmt.Errorf("quorumlock: fenced acquire answered %d replies, want 3", len(got))
+		}
+		for _, v := range got {
+			if e, ok := v.(error); ok {
+				return e // an error reply (an ACL refusal: Node.call names it)
+			}
+		}
+		if _, ok := got[1].(int64); !ok {
+			return fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", got[1])
+		}
+		vals = got
+		return nil
 	})
 	if err != nil {
 		// vals is not read: a wrapped call may still be running (Node.call).
 		return false, 0, true, err
 	}
-	if len(vals) != 3 {
-		return false, 0, true, fmt.Errorf("quorumlock: fenced acquire answered %d replies, want 3", len(vals))
-	}
-	for _, v := range vals {
-		if e, ok := v.(error); ok {
-			return false, 0, true, e
-		}
-	}
-	v, ok := vals[1].(int64)
-	if !ok {
-		return false, 0, true, fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", vals[1])
-	}
+	v := vals[1].(int64)
 	if vals[0] != "OK" {
 		return false, 0, false, nil
 	}
