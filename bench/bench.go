@@ -213,15 +213,22 @@ func (b *bench) specs() []*spec {
 		s2.work = lockDeadline(lockDeadlineBudget)
 		out = append(out, s2)
 	}
-	{
-		s := &spec{id: "fencing", nodes: 5, goroutines: 1, metric: "Lock+Unlock",
-			title: "Lock+Unlock with fencing tokens, N=5, 1 goroutine"}
-		fenced := b.entry(5, recommended, "fencing", adapters.Config{Kind: adapters.Quorumlock, Fencing: true})
-		fencedUnbatched := b.entry(5, recommended, "fencing unbatched", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithBatching(false)}})
-		s.entries = []*entry{fenced, ours(5), fencedUnbatched, unbatched(5)}
-		s.work = pairs(1, b.o.dur)
-		s.warm = pairs(1, b.o.dur/5)
-		out = append(out, s)
+	// Fencing on against off (the target: at least 0.9×), paired,
+	// at N=1 and N=5, one goroutine and 64.
+	for _, n := range []int{5, 1} {
+		for _, g := range []int{1, 64} {
+			s := &spec{id: "fencing", nodes: n, goroutines: g, metric: "Lock+Unlock",
+				title: fmt.Sprintf("Lock+Unlock with fencing tokens, N=%d, %d goroutine%s", n, g, plural(g))}
+			fenced := b.entry(n, recommended, "fencing", adapters.Config{Kind: adapters.Quorumlock, Fencing: true})
+			s.entries = []*entry{fenced, ours(n)}
+			if n == 5 && g == 1 {
+				fencedUnbatched := b.entry(5, recommended, "fencing unbatched", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithBatching(false)}})
+				s.entries = append(s.entries, fencedUnbatched, unbatched(5))
+			}
+			s.work = pairs(g, b.o.dur)
+			s.warm = pairs(g, b.o.dur/5)
+			out = append(out, s)
+		}
 	}
 	// The library's defaults against each one turned off (docs/defaults.md):
 	// fencing on, and restart detection, which on these fsync-always nodes

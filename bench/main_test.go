@@ -21,7 +21,7 @@ func TestRunWritesTableAndJSON(t *testing.T) {
 	var out, log bytes.Buffer
 	err := run([]string{
 		"-rounds", "1", "-dur", "30ms", "-handoff", "150ms", "-slow-rounds", "1",
-		"-cases", `uncontended.*N=1, 1 goroutine$|handoff.*N=1,|frozen-3of5-trylock|fencing`,
+		"-cases", `uncontended.*N=1, 1 goroutine$|handoff.*N=1,|frozen-3of5-trylock|fencing.*N=5, 1 goroutine`,
 		"-impls", `^(quorumlock|quorumlock fencing|raw|redislock retry-5ms|redsync retry-5ms|redsync ctx-timeouts)$`,
 		"-json", path,
 	}, &out, &log)

@@ -260,7 +260,11 @@ func checks(res []Result) []Check {
 			Measured: fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d errors", r.P50us/1e3, r.P99us/1e3, r.MaxUs/1e3, r.Errors),
 			Pass:     r.P99us <= lim && r.Errors == 0})
 	}
-	ratio("fencing on, N=5: fencing ÷ off", find(res, "fencing", 5, 1, ql, "fencing"), find(res, "fencing", 5, 1, ql, "default"), 0.80)
+	for _, n := range []int{5, 1} {
+		for _, g := range []int{1, 64} {
+			ratio(fmt.Sprintf("fencing on, N=%d %dg: fencing ÷ off", n, g), find(res, "fencing", n, g, ql, "fencing"), find(res, "fencing", n, g, ql, "default"), 0.90)
+		}
+	}
 	out = append(out, scalingChecks(res)...)
 	return out
 }

@@ -37,9 +37,10 @@ type Fencer interface {
 }
 
 // FenceKeeper is an optional ability of a Fencer: the fencing counter its
-// Acquire reports with a grant is already stored on the sub-lock (the node
-// scripts increment it in place), not just computed. When a quorum of grants
-// reported the token itself, Acquire then skips the write-back round trip.
+// Acquire reports with a grant is already stored on the sub-lock, or less
+// than what is stored (the node increments it in place), not just
+// computed. When a quorum of grants reported the token itself, Acquire then
+// skips the write-back round trip: set-if-greater would change nothing.
 type FenceKeeper interface {
 	KeepsFence() bool
 }

@@ -330,31 +330,40 @@ func (m *MultiLock) releaseOne(i int, rollback bool) {
 }
 
 // fence writes token back set-if-greater on the granting sub-locks and
-// requires need of them to take it before until.
+// requires need of them to hold it before until.
 //
-// The write-back is skipped when need granting sub-locks reported token
-// itself and keep what they report (FenceKeeper): a quorum already stores
-// it, so set-if-greater would change nothing there.
+// A granting sub-lock that reported token itself and keeps what it reports
+// (FenceKeeper) holds it already: set-if-greater would change nothing
+// there. So the write-back goes only to the others, and when need sub-locks
+// reported token it is skipped. Why that is enough: token is the max the
+// granting sub-locks reported, so every one of them holds ≥ token once
+// written; need of them holding it while their grants stand is what makes
+// any later quorum (which intersects this one on a sub-lock where it
+// counts up after this grant ended) report more.
 func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, need int) error {
-	var idx []int
-	kept := 0
+	var idx []int // granting sub-locks that may lack token
+	granted, kept, noFence := 0, 0, -1
 	m.mu.Lock()
 	for i, o := range m.outcomes {
-		if o.Granted {
+		if !o.Granted {
+			continue
+		}
+		granted++
+		if _, ok := m.lockers[i].(Fencer); !ok {
+			noFence = i
+		}
+		if k, ok := m.lockers[i].(FenceKeeper); ok && o.Fence == token && k.KeepsFence() {
+			kept++
+		} else {
 			idx = append(idx, i)
-			if k, ok := m.lockers[i].(FenceKeeper); ok && o.Fence == token && k.KeepsFence() {
-				kept++
-			}
 		}
 	}
 	m.mu.Unlock()
-	if len(idx) < need {
+	if granted < need {
 		return ErrFenceNotWritten
 	}
-	for _, i := range idx {
-		if _, ok := m.lockers[i].(Fencer); !ok {
-			return fmt.Errorf("quorumlock: %s cannot take a fencing token (no Fence method)", m.names[i])
-		}
+	if noFence >= 0 {
+		return fmt.Errorf("quorumlock: %s cannot take a fencing token (no Fence method)", m.names[noFence])
 	}
 	if kept >= need {
 		if !m.cfg.clock.Now().Before(until) {
@@ -378,12 +387,12 @@ func (m *MultiLock) fence(ctx context.Context, token int64, until time.Time, nee
 		},
 		func(a answer) bool {
 			t.add(a, nil, "")
-			return t.ok >= need || len(idx)-t.bad < need
+			return kept+t.ok >= need || kept+len(idx)-t.bad < need
 		},
 		func(answer) {})
-	if t.ok < need {
-		e := NewError(OpFence, ErrFenceNotWritten, len(idx), t.errs...)
-		e.Granted, e.Undecided = t.ok, len(idx)-t.ok-t.bad
+	if kept+t.ok < need {
+		e := NewError(OpFence, ErrFenceNotWritten, granted, t.errs...)
+		e.Granted, e.Undecided = kept+t.ok, len(idx)-t.ok-t.bad
 		return e
 	}
 	if !m.cfg.clock.Now().Before(until) {

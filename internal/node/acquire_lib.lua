@@ -8,18 +8,15 @@
 -- longer locked go away. A counter that does not exist (never made, or
 -- expired) starts at the node's clock in microseconds: larger than any
 -- token of an expired counter, which was made earlier and counted up by
--- far less than one per microsecond, unless the clock went back.
+-- far less than one per microsecond, unless the clock went back. A counter
+-- below 2^32 is seeded the same way: Lock.Acquire's fencing fast path
+-- (lock.go) INCRs it without a script, which makes a missing one 1.
 local function fence(bump, key)
   if ARGV[4] == '0' then return 0 end
-  local v
-  if not bump then
-    v = redis.call('get', key)
-    if not v then return 0 end
-    redis.call('pexpire', key, ARGV[4])
-    return tonumber(v)
-  end
-  if redis.call('exists', key) == 1 then
-    v = redis.call('incr', key)
+  local v = tonumber(redis.call('get', key) or '0')
+  if v == 0 and not bump then return 0 end
+  if v >= 4294967296 then
+    if bump then v = redis.call('incr', key) end
     redis.call('pexpire', key, ARGV[4])
     return v
   end

@@ -47,6 +47,10 @@ type batchCall struct {
 	val  any
 	err  error
 	done chan struct{}
+	// more: further commands sent right after args in the same pipeline
+	// (doAll), their replies in vals.
+	more [][]any
+	vals []any
 }
 
 // defaultFlights is how many commands or pipelines may be in flight on one
@@ -90,6 +94,60 @@ func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
 	case <-expired:
 		return nil, context.DeadlineExceeded
 	}
+}
+
+// doAll sends first and then more as consecutive commands of one pipeline
+// on one connection, so the node runs them in this order, and returns
+// their replies (an error reply as a redis.Error in its slot). err is a
+// transport or context error: then no reply can be trusted.
+func (b *batcher) doAll(ctx context.Context, first []any, more ...[]any) ([]any, error) {
+	b.mu.Lock()
+	if b.busy < b.flights && len(b.queue) == 0 {
+		b.busy++
+		b.mu.Unlock()
+		vals, err := pipeAll(ctx, b.client, first, more)
+		b.land()
+		return vals, err
+	}
+	c := &batchCall{ctx: ctx, args: first, more: more, done: make(chan struct{})}
+	b.queue = append(b.queue, c)
+	b.mu.Unlock()
+	select {
+	case <-c.done:
+		if c.err != nil && !isRedisReply(c.err) {
+			return nil, c.err
+		}
+		return append([]any{replyOf(c.val, c.err)}, c.vals...), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// pipeAll is doAll's round trip on a client of its own (no batcher).
+func pipeAll(ctx context.Context, client redis.UniversalClient, first []any, more [][]any) ([]any, error) {
+	pipe := client.Pipeline()
+	cmds := make([]*redis.Cmd, 0, 1+len(more))
+	cmds = append(cmds, pipe.Do(ctx, first...))
+	for _, a := range more {
+		cmds = append(cmds, pipe.Do(ctx, a...))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isRedisReply(err) {
+		return nil, err
+	}
+	vals := make([]any, len(cmds))
+	for i, c := range cmds {
+		vals[i] = replyOf(c.Val(), c.Err())
+	}
+	return vals, nil
+}
+
+// replyOf is one command's reply for doAll: its value, or its error reply
+// (nil for a nil reply).
+func replyOf(v any, err error) any {
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	return v
 }
 
 // land ends a flight; if calls are queued it sends them in its place.
@@ -156,14 +214,28 @@ func (b *batcher) send(batch []*batchCall) {
 	}
 	pipe := b.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(live))
+	var more [][]*redis.Cmd // doAll's further commands, per live call
 	for i, c := range live {
 		cmds[i] = pipe.Do(ctx, c.args...)
+		if len(c.more) > 0 {
+			if more == nil {
+				more = make([][]*redis.Cmd, len(live))
+			}
+			for _, a := range c.more {
+				more[i] = append(more[i], pipe.Do(ctx, a...))
+			}
+		}
 	}
 	_, perr := pipe.Exec(ctx)
 	for i, c := range live {
 		c.val, c.err = cmds[i].Val(), cmds[i].Err()
 		if c.err == nil && perr != nil && !isRedisReply(perr) {
 			c.err = perr
+		}
+		if more != nil {
+			for _, m := range more[i] {
+				c.vals = append(c.vals, replyOf(m.Val(), m.Err()))
+			}
 		}
 		close(c.done)
 	}

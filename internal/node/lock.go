@@ -103,11 +103,15 @@ func ms(d time.Duration) int64 {
 // stands for; see lock_lib.lua). When the key exists, the acquire script
 // decides: this attempt's own earlier SET (a retried call), the same owner
 // (reentrancy), or another holder (refused, with its remaining TTL). With
-// fencing the script runs at once: it counts the fencing counter in the same
-// step.
+// fencing the fast path is three plain commands in one pipeline (see
+// acquireFenced), and the script decides whenever they do not grant.
 func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, remaining time.Duration, fence int64, err error) {
-	if !l.fencing && !l.held {
-		if granted, done, err := l.acquireFast(ctx, ttl); done {
+	if !l.held {
+		if l.fencing {
+			if granted, fence, done, err := l.acquireFenced(ctx, ttl); done {
+				return granted, 0, fence, err
+			}
+		} else if granted, done, err := l.acquireFast(ctx, ttl); done {
 			return granted, 0, 0, err
 		}
 	}
@@ -162,6 +166,84 @@ func (l *Lock) guardedSetNX(ctx context.Context, ttl time.Duration) (bool, error
 		return false, err
 	}
 	return set, nil
+}
+
+// fenceSeeded: a fencing counter below it was not seeded from the node's
+// clock (acquire_lib.lua, which has the same constant).
+const fenceSeeded = 1 << 32
+
+// acquireFenced is the fast path with fencing, one round trip of three plain
+// commands on one connection, in this order: SET lock NX PX ttl; INCR
+// counter; PEXPIRE counter retention. A grant whose counter was seeded
+// (INCR ≥ fenceSeeded) is answered at once: the fence is the INCR's reply.
+// A grant on a counter INCR made from nothing (a name's first use on the
+// node, or its first after the retention) takes one more round trip,
+// fence_seed.lua, which seeds the counter from the node's clock where the
+// grant still stands. When SET refuses (held, reentrant, a retried call)
+// the acquire script decides.
+//
+// Why this is as safe as the script, which counts the counter in the same
+// atomic step as the grant (multilock's token is the max over a quorum,
+// and its write-back is skipped when a quorum reported that max itself,
+// FenceKeeper):
+//   - The counter only grows, as before: INCR, set-if-greater write-backs,
+//     and seeding from the clock (only below fenceSeeded) never lower it;
+//     an expired counter restarts from the clock, as before.
+//   - A grant's INCR runs on the node after its SET (one connection runs
+//     its commands in order) and before that grant ends: it could end
+//     first only by expiring, which needs the whole ttl to pass inside this
+//     one round trip, and then the grant gives no validity (drift.Validity
+//     of ttl − elapsed). So while holder A's grant stands on a node, the
+//     counter there is ≥ the value A got, and any later holder B, granted
+//     there only after A's grant ended, INCRs after that and gets more.
+//     That is the step the atomic script gave; the quorum argument above it
+//     is unchanged.
+//   - INCR also runs when SET refuses: a counter counted up by an attempt
+//     that was not granted is larger, never smaller, which costs nothing.
+func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bool, fence int64, done bool, err error) {
+	retention, seeded := l.n.retentionMS(), int64(fenceSeeded)
+	first := []any{"set", l.keys[0], l.val, "px", ms(ttl), "nx"}
+	incr := []any{"incr", l.keys[1]}
+	expire := []any{"pexpire", l.keys[1], retention}
+	var vals []any
+	err = l.n.call(ctx, func(ctx context.Context) error {
+		var e error
+		var got []any
+		if b := l.n.batch; b != nil {
+			got, e = b.doAll(ctx, first, incr, expire)
+		} else {
+			got, e = pipeAll(ctx, l.n.client, first, [][]any{incr, expire})
+		}
+		if e != nil {
+			return e
+		}
+		if len(got) != 3 {
+			return fmt.Errorf("quorumlock: fenced acquire answered %d replies, want 3", len(got))
+		}
+		for _, v := range got {
+			if e, ok := v.(error); ok {
+				return e // an error reply (an ACL refusal: Node.call names it)
+			}
+		}
+		if _, ok := got[1].(int64); !ok {
+			return fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", got[1])
+		}
+		vals = got
+		return nil
+	})
+	if err != nil {
+		// vals is not read: a wrapped call may still be running (Node.call).
+		return false, 0, true, err
+	}
+	v := vals[1].(int64)
+	if vals[0] != "OK" {
+		return false, 0, false, nil
+	}
+	if v >= seeded {
+		return true, v, true, nil
+	}
+	v, err = l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", retention)
+	return v > 0 && err == nil, v, true, err
 }
 
 // int runs script s and reads its integer answer: inline on a client that

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,15 +61,18 @@ func hashTag(key string) string {
 func TestAcquireScript(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()
-	presetFence(t, n, "l") // counts from 0 (a new counter starts at the clock: TestFenceSeed)
+	presetFence(t, n, "l") // counts from fenceSeeded (a new counter starts at the clock: TestFenceSeed)
 	a1 := n.Lock("l", "alice", "att-1", true)
 	ok, _, fence, err := a1.Acquire(ctx, time.Second)
-	if !ok || err != nil || fence != 1 {
+	if !ok || err != nil || fence != fenceSeeded+1 {
 		t.Fatalf("first acquire: %v %d %v", ok, fence, err)
 	}
-	// A retried call of the same attempt (lost reply): granted again, counted once.
+	// A retried call of the same attempt (lost reply): granted again, its
+	// share counted once. The fencing fast path's INCR runs before the
+	// script answers, so the counter it reports may be larger, never
+	// smaller.
 	ok, _, fence2, err := a1.Acquire(ctx, time.Second)
-	if !ok || err != nil || fence2 != 1 {
+	if !ok || err != nil || fence2 < fence {
 		t.Fatalf("retried acquire: %v %d %v", ok, fence2, err)
 	}
 	st, _ := n.Inspect(ctx, "l")
@@ -110,15 +114,15 @@ func TestAcquireScript(t *testing.T) {
 	if ok, _, _, _ := b.Acquire(ctx, time.Second); ok {
 		t.Fatal("lock free while attempt 2 holds a share")
 	}
-	if ok, _ := a2.Fence(ctx, 7); !ok {
+	if ok, _ := a2.Fence(ctx, fenceSeeded+100); !ok {
 		t.Fatal("holder could not write its token")
 	}
-	if ok, _ := a2.Fence(ctx, 3); !ok {
+	if ok, _ := a2.Fence(ctx, fenceSeeded+3); !ok {
 		t.Fatal("fence write refused")
 	}
 	st, _ = n.Inspect(ctx, "l")
-	if st.Fence != 7 {
-		t.Fatalf("fence counter %d, want 7 (set-if-greater)", st.Fence)
+	if st.Fence != fenceSeeded+100 {
+		t.Fatalf("fence counter %d, want %d (set-if-greater)", st.Fence, fenceSeeded+100)
 	}
 	if ok, _ := a2.Release(ctx); !ok {
 		t.Fatal("release of attempt 2 failed")
@@ -128,8 +132,8 @@ func TestAcquireScript(t *testing.T) {
 		t.Fatalf("lock still present after all shares released: %+v", st)
 	}
 	ok, _, fence, _ = b.Acquire(ctx, time.Second)
-	if !ok || fence != 8 {
-		t.Fatalf("next holder: granted=%v fence=%d, want 8", ok, fence)
+	if !ok || fence != fenceSeeded+101 {
+		t.Fatalf("next holder: granted=%v fence=%d, want %d", ok, fence, fenceSeeded+101)
 	}
 }
 
@@ -269,11 +273,11 @@ func TestParseInfo(t *testing.T) {
 	}
 }
 
-// presetFence makes name's fencing counter exist at 0, so grants count
+// presetFence makes name's fencing counter exist at fenceSeeded, so grants count
 // 1, 2, … from it as an existing counter does.
 func presetFence(t *testing.T, n *Node, name string) {
 	t.Helper()
-	if err := n.Client().Set(t.Context(), n.Keys(name).Fence, 0, 0).Err(); err != nil {
+	if err := n.Client().Set(t.Context(), n.Keys(name).Fence, fenceSeeded, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -297,12 +301,57 @@ func TestFenceSeed(t *testing.T) {
 	_, _ = l.Release(ctx)
 	// An old counter (an earlier version's, without expiry) counts on and
 	// gets the retention at its next use.
-	n.Client().Set(ctx, key, 41, 0)
-	ok, _, fence, err = n.Lock("seed", "bob", "2", true).Acquire(ctx, time.Second)
-	if !ok || err != nil || fence != 42 || n.Client().PTTL(ctx, key).Val() <= 0 {
-		t.Fatalf("grant on an old counter: %v %d %v (pttl %v), want 42 and an expiry", ok, fence, err, n.Client().PTTL(ctx, key).Val())
+	n.Client().Set(ctx, key, fenceSeeded+41, 0)
+	bob := n.Lock("seed", "bob", "2", true)
+	ok, _, fence, err = bob.Acquire(ctx, time.Second)
+	if !ok || err != nil || fence != fenceSeeded+42 || n.Client().PTTL(ctx, key).Val() <= 0 {
+		t.Fatalf("grant on an old counter: %v %d %v (pttl %v), want %d and an expiry", ok, fence, err, n.Client().PTTL(ctx, key).Val(), fenceSeeded+42)
+	}
+	_, _ = bob.Release(ctx)
+	// A counter below fenceSeeded was not seeded (the fast path's INCR made
+	// it from nothing, or a refused attempt's INCR did): the grant seeds it
+	// from the clock, on the fast path and in the script alike.
+	for _, expect := range []bool{false, true} {
+		n.Client().Set(ctx, key, 5, 0)
+		before := time.Now().UnixMicro()
+		l := n.Lock("seed", "carol", fmt.Sprint("3", expect), true)
+		if expect {
+			l.ExpectHeld() // the script at once
+		}
+		ok, _, fence, err = l.Acquire(ctx, time.Second)
+		if !ok || err != nil || fence < before || n.Client().Get(ctx, key).Val() != fmt.Sprint(fence) {
+			t.Fatalf("grant on an unseeded counter (script first %v): %v %d %v, want a token from the clock ≥ %d, stored", expect, ok, fence, err, before)
+		}
+		_, _ = l.Release(ctx)
 	}
 	if _, err := New(n.Client(), WithFenceRetention(time.Minute)); err == nil || !strings.Contains(err.Error(), "WithFenceRetention") {
 		t.Fatalf("a 1-minute retention: %v, want an error naming WithFenceRetention", err)
+	}
+}
+
+// The fast path's seeding round trip grants nothing by itself: where the
+// attempt's share is gone (an Unlock overtook it, or it expired) it answers
+// 0 and leaves no lock behind; where the share stands it seeds the counter
+// from the clock.
+func TestFenceSeedOnlyWhereGranted(t *testing.T) {
+	_, n := start(t)
+	ctx := t.Context()
+	l := n.Lock("sg", "alice", "alice.1", true)
+	seed := func() int64 {
+		t.Helper()
+		v, err := l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", n.retentionMS())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	n.Client().Set(ctx, l.keys[1], 1, 0)
+	if v := seed(); v != 0 || n.Client().Exists(ctx, l.keys[0]).Val() != 0 {
+		t.Fatalf("share gone: seed answered %d, lock key exists %d; want 0 and none", v, n.Client().Exists(ctx, l.keys[0]).Val())
+	}
+	n.Client().Set(ctx, l.keys[0], l.val, time.Second)
+	before := time.Now().UnixMicro()
+	if v := seed(); v < before || n.Client().Get(ctx, l.keys[1]).Val() != fmt.Sprint(v) {
+		t.Fatalf("share held: seed answered %d, want a stored token from the clock ≥ %d", v, before)
 	}
 }

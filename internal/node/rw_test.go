@@ -129,7 +129,7 @@ func TestRWExpiredShareIsDropped(t *testing.T) {
 func TestRWFence(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()
-	presetFence(t, n, "f") // counts from 0 (a new counter starts at the clock: TestFenceSeed)
+	presetFence(t, n, "f") // counts from fenceSeeded (a new counter starts at the clock: TestFenceSeed)
 	acq := func(owner, att string, write bool) (*RWLock, int64) {
 		l := n.RWLock("f", owner, att, write, true)
 		ok, _, f, err := l.Acquire(ctx, time.Second)
@@ -140,21 +140,21 @@ func TestRWFence(t *testing.T) {
 	}
 	r1, f1 := acq("a", "1", false)
 	r2, f2 := acq("b", "2", false)
-	if f1 != 1 || f2 != 1 {
-		t.Fatalf("overlapping readers: tokens %d %d, want 1 1", f1, f2)
+	if f1 != fenceSeeded+1 || f2 != f1 {
+		t.Fatalf("overlapping readers: tokens %d %d, want %d for both", f1, f2, fenceSeeded+1)
 	}
 	_, _ = r1.Release(ctx)
 	_, _ = r2.Release(ctx)
 	w, f3 := acq("c", "3", true)
-	if f3 != 2 {
-		t.Fatalf("writer after readers: token %d, want 2", f3)
+	if f3 != fenceSeeded+2 {
+		t.Fatalf("writer after readers: token %d, want %d", f3, fenceSeeded+2)
 	}
-	if ok, err := w.Fence(ctx, 7); !ok || err != nil {
+	if ok, err := w.Fence(ctx, fenceSeeded+7); !ok || err != nil {
 		t.Fatalf("fence write-back: %v %v", ok, err)
 	}
 	_, _ = w.Release(ctx)
-	if _, f4 := acq("d", "4", false); f4 != 8 {
-		t.Fatalf("reader after a write-back of 7: token %d, want 8", f4)
+	if _, f4 := acq("d", "4", false); f4 != fenceSeeded+8 {
+		t.Fatalf("reader after a write-back of +7: token %d, want %d", f4, fenceSeeded+8)
 	}
 }
 
@@ -210,7 +210,7 @@ func TestChecked(t *testing.T) {
 	presetFence(t, n, "c")
 	l := n.Lock("c", "a", "1", true)
 	ok, _, fence, c, err := l.AcquireChecked(ctx, 10*time.Second, Checks{Replicas: 1, WaitTimeout: time.Second, Server: true})
-	if !ok || err != nil || fence != 1 {
+	if !ok || err != nil || fence != fenceSeeded+1 {
 		t.Fatalf("AcquireChecked: %v %d %v", ok, fence, err)
 	}
 	if c.Acked != 1 || c.RunID == "" || c.Server != s.Addr() {

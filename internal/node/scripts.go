@@ -15,6 +15,8 @@ var (
 	extendLua string
 	//go:embed fence.lua
 	fenceLua string
+	//go:embed fence_seed.lua
+	fenceSeedLua string
 	//go:embed force_release.lua
 	forceReleaseLua string
 	//go:embed force_finish.lua
@@ -30,6 +32,7 @@ var (
 	releaseScript      = script("release", lockLibLua+releaseLua)
 	extendScript       = script("extend", lockLibLua+extendLua)
 	fenceScript        = script("fence", lockLibLua+fenceLua)
+	fenceSeedScript    = script("fence-seed", lockLibLua+acquireLibLua+fenceSeedLua)
 	forceReleaseScript = script("force-release", forceReleaseLua)
 	forceFinishScript  = script("force-finish", promoted(forceFinishLua))
 )

@@ -109,9 +109,21 @@ func (n *Node) warmUps() int {
 func ping(ctx context.Context, c redis.UniversalClient) error {
 	switch c := c.(type) {
 	case *redis.ClusterClient:
-		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return pingBoth(ctx, m) })
 	case *redis.Ring:
-		return c.ForEachShard(ctx, func(ctx context.Context, s *redis.Client) error { return s.Ping(ctx).Err() })
+		return c.ForEachShard(ctx, func(ctx context.Context, s *redis.Client) error { return pingBoth(ctx, s) })
 	}
-	return c.Ping(ctx).Err()
+	return pingBoth(ctx, c)
+}
+
+// pingBoth sends a PING alone and one in a pipeline: newer go-redis
+// versions (9.2x) keep pipelines on a pool of connections of their own
+// (Options.PipelinePoolSize), which the fenced fast path (lock.go), the
+// batcher and the checked calls use, so both pools get a ready connection.
+func pingBoth(ctx context.Context, c redis.Cmdable) error {
+	if err := c.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
+	return err
 }

@@ -48,9 +48,11 @@ func transcript(ctx context.Context, n *node.Node) []string {
 	}
 
 	// A new fencing counter starts from the node's clock (TIME): the real
-	// and the simulated clocks differ, so both count from a counter set here.
+	// and the simulated clocks differ, so both count from a counter set here
+	// (at 2^32: a counter below it counts as not made from the clock and is
+	// seeded again, acquire_lib.lua).
 	for _, name := range []string{"l", "e", "rw"} {
-		if err := n.Client().Set(ctx, n.Keys(name).Fence, 0, 0).Err(); err != nil {
+		if err := n.Client().Set(ctx, n.Keys(name).Fence, int64(1)<<32, 0).Err(); err != nil {
 			say("preset fence %s: %v", name, err)
 		}
 	}

@@ -1,0 +1,16 @@
+-- Seed a fencing counter that Lock.Acquire's fencing fast path found below
+-- 2^32 (its INCR made it from nothing), only where this attempt's grant
+-- still stands: a share already given back (an Unlock that overtook this
+-- call) or expired must not be answered as held.
+-- KEYS[1] lock, KEYS[2] fencing counter; ARGV[1] attempt id, ARGV[4] the
+-- counter's retention in ms (acquire_lib.lua's fence reads it there).
+-- Returns the counter, seeded from the node's clock (or counted up when
+-- another call seeded it first), or 0 when the grant is gone.
+local v = redis.pcall('get', KEYS[1])
+if type(v) == 'string' then
+  local _, a = split(v)
+  if a ~= ARGV[1] then return 0 end
+elseif redis.call('hexists', KEYS[1], '\0a:' .. ARGV[1]) == 0 then
+  return 0
+end
+return fence(true, KEYS[2])
