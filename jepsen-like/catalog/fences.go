@@ -12,12 +12,15 @@ import (
 )
 
 // FenceStart is the value a cell presets its fencing counters to, picked
-// by its seed just below a digit boundary (7–9, 97–99 or 997–999), so
-// the run's tokens cross one (9→10, 99→100, 999→1000) and a comparison of
-// tokens as strings shows. Left alone, a counter starts at its node's clock
-// in microseconds (16 digits) and crosses no boundary in a run.
+// by its seed just below a digit boundary (10¹⁰, 10¹¹ or 10¹², less 1–3),
+// so the run's tokens cross one (9999999999→10000000000, …) and a
+// comparison of tokens as strings shows. The boundaries are above 2³²:
+// the library seeds a counter below that from the node's clock (a counter
+// INCR made from nothing, internal/node's fenceSeeded). Left alone, a
+// counter starts at its node's clock in microseconds (16 digits) and
+// crosses no boundary in a run.
 func FenceStart(seed uint64) int64 {
-	below := []int64{10, 100, 1000}[seed%3]
+	below := []int64{1e10, 1e11, 1e12}[seed%3]
 	return below - 3 + int64(seed/3%3)
 }
 
