@@ -59,7 +59,11 @@ func TestErrorFormats(t *testing.T) {
 			name: "too slow",
 			op: func(t *testing.T, ns []*fakeNode) error {
 				clk := drift.NewFake(time.Unix(1000, 0))
-				ns[0].set(func(n *fakeNode) { n.clock, n.advance = clk, 2*time.Second })
+				// Every node answers late: with only one, the other two can
+				// decide the quorum before it answers.
+				for _, n := range ns {
+					n.set(func(n *fakeNode) { n.clock, n.advance = clk, 2*time.Second })
+				}
 				m, _ := New(lockers(ns, "me"), WithClock(clk))
 				_, _, _, err := m.Acquire(ctx, time.Second)
 				return err
