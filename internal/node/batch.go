@@ -105,9 +105,13 @@ func (b *batcher) doAll(ctx context.Context, first []any, more ...[]any) ([]any,
 	if b.busy < b.flights && len(b.queue) == 0 {
 		b.busy++
 		b.mu.Unlock()
-		vals, err := pipeAll(ctx, b.client, first, more)
+		vals := make([]any, 1+len(more))
+		err := pipeAll(ctx, b.client, vals, first, more)
 		b.land()
-		return vals, err
+		if err != nil {
+			return nil, err
+		}
+		return vals, nil
 	}
 	c := &batchCall{ctx: ctx, args: first, more: more, done: make(chan struct{})}
 	b.queue = append(b.queue, c)
@@ -123,22 +127,23 @@ func (b *batcher) doAll(ctx context.Context, first []any, more ...[]any) ([]any,
 	}
 }
 
-// pipeAll is doAll's round trip on a client of its own (no batcher).
-func pipeAll(ctx context.Context, client redis.UniversalClient, first []any, more [][]any) ([]any, error) {
+// pipeAll is doAll's round trip on a client of its own (no batcher). The
+// replies go to dst (len 1+len(more)), which the caller may keep on its
+// stack: a lone caller's allocations.
+func pipeAll(ctx context.Context, client redis.UniversalClient, dst []any, first []any, more [][]any) error {
 	pipe := client.Pipeline()
-	cmds := make([]*redis.Cmd, 0, 1+len(more))
-	cmds = append(cmds, pipe.Do(ctx, first...))
+	var arr [4]*redis.Cmd
+	cmds := append(arr[:0], pipe.Do(ctx, first...))
 	for _, a := range more {
 		cmds = append(cmds, pipe.Do(ctx, a...))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isRedisReply(err) {
-		return nil, err
+		return err
 	}
-	vals := make([]any, len(cmds))
 	for i, c := range cmds {
-		vals[i] = replyOf(c.Val(), c.Err())
+		dst[i] = replyOf(c.Val(), c.Err())
 	}
-	return vals, nil
+	return nil
 }
 
 // replyOf is one command's reply for doAll: its value, or its error reply

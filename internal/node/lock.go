@@ -201,36 +201,18 @@ const fenceSeeded = 1 << 32
 //   - INCR also runs when SET refuses: a counter counted up by an attempt
 //     that was not granted is larger, never smaller, which costs nothing.
 func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bool, fence int64, done bool, err error) {
-	retention, seeded := l.n.retentionMS(), int64(fenceSeeded)
-	first := []any{"set", l.keys[0], l.val, "px", ms(ttl), "nx"}
-	incr := []any{"incr", l.keys[1]}
-	expire := []any{"pexpire", l.keys[1], retention}
-	var vals []any
-	err = l.n.call(ctx, func(ctx context.Context) error {
-		var e error
-		var got []any
-		if b := l.n.batch; b != nil {
-			got, e = b.doAll(ctx, first, incr, expire)
-		} else {
-			got, e = pipeAll(ctx, l.n.client, first, [][]any{incr, expire})
-		}
-		if e != nil {
-			return e
-		}
-		if len(got) != 3 {
-			return fmt.Errorf("quorumlock: fenced acquire answered %d replies, want 3", len(got))
-		}
-		for _, v := range got {
-			if e, ok := v.(error); ok {
-				return e // an error reply (an ACL refusal: Node.call names it)
-			}
-		}
-		if _, ok := got[1].(int64); !ok {
-			return fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", got[1])
-		}
-		vals = got
-		return nil
-	})
+	// One array for the three commands' arguments: three slices of it, no
+	// allocation of their own (a lone caller's allocations).
+	counter := any(l.keys[1])
+	args := [...]any{"set", l.keys[0], l.val, "px", ms(ttl), "nx", "incr", counter, "pexpire", counter, l.n.retentionMS()}
+	first, incr, expire := args[0:6:6], args[6:8:8], args[8:11:11]
+	var vals [3]any
+	if l.n.guarded {
+		vals, err = l.guardedFencedRound(ctx, first, incr, expire)
+	} else {
+		vals, err = l.fencedRound(ctx, first, incr, expire)
+		err = l.n.settle(err)
+	}
 	if err != nil {
 		// vals is not read: a wrapped call may still be running (Node.call).
 		return false, 0, true, err
@@ -239,11 +221,53 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	if vals[0] != "OK" {
 		return false, 0, false, nil
 	}
-	if v >= seeded {
+	if v >= fenceSeeded {
 		return true, v, true, nil
 	}
-	v, err = l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", retention)
+	v, err = l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", l.n.retentionMS())
 	return v > 0 && err == nil, v, true, err
+}
+
+// guardedFencedRound is fencedRound through Node.call, for a client that
+// ignores deadlines.
+func (l *Lock) guardedFencedRound(ctx context.Context, first, incr, expire []any) ([3]any, error) {
+	var vals [3]any
+	err := l.n.call(ctx, func(ctx context.Context) error {
+		got, e := l.fencedRound(ctx, first, incr, expire)
+		vals = got
+		return e
+	})
+	if err != nil {
+		// vals is not read: a wrapped call may still be running (Node.call).
+		return [3]any{}, err
+	}
+	return vals, nil
+}
+
+// fencedRound sends acquireFenced's three commands in one pipeline (the
+// node's batcher's when it has one) and checks the replies' shape.
+func (l *Lock) fencedRound(ctx context.Context, first, incr, expire []any) (got [3]any, err error) {
+	if b := l.n.batch; b != nil {
+		var vals []any
+		if vals, err = b.doAll(ctx, first, incr, expire); err != nil {
+			return got, err
+		}
+		if len(vals) != 3 {
+			return got, fmt.Errorf("quorumlock: fenced acquire answered %d replies, want 3", len(vals))
+		}
+		copy(got[:], vals)
+	} else if err = pipeAll(ctx, l.n.client, got[:], first, [][]any{incr, expire}); err != nil {
+		return got, err
+	}
+	for _, v := range got {
+		if e, ok := v.(error); ok {
+			return got, e // an error reply (an ACL refusal: Node.call names it)
+		}
+	}
+	if _, ok := got[1].(int64); !ok {
+		return got, fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", got[1])
+	}
+	return got, nil
 }
 
 // int runs script s and reads its integer answer: inline on a client that
