@@ -11,6 +11,7 @@ var guardMutants = []Mutant{
 		Old:   "local token = tonumber(ARGV[1])\n",
 		New:   "local token = ARGV[1]\nlast = redis.call('get', KEYS[2]) or '0'\n",
 		Cells: []Cell{{"redlock-5+fencing", "baseline", "guarded"}, {"redlock-5+fencing", "client-pause", "guarded"}},
+		CI:    true,
 	},
 	{
 		Name:  "guard-refuses-equal-token",
