@@ -3,16 +3,10 @@
 -- KEYS[1] lock hash, KEYS[2] fencing counter; ARGV[1] attempt id, ARGV[2] token,
 -- ARGV[3] the counter's retention in ms (re-armed on every use).
 -- Returns 1 when the counter is now >= token, 0 when the grant is gone.
--- The grant is a single holder's string (lock_lib.lua's split) or an
--- attempt field of the hash; the string stays a string (a fenced lock is as
+-- The grant is a single holder's string or an attempt field of the hash
+-- (lock_lib.lua's stands); the string stays a string (a fenced lock is as
 -- small as an unfenced one).
-local v = redis.pcall('get', KEYS[1])
-if type(v) == 'string' then
-  local _, a = split(v)
-  if a ~= ARGV[1] then return 0 end
-elseif redis.call('hexists', KEYS[1], '\0a:' .. ARGV[1]) == 0 then
-  return 0
-end
+if not stands(ARGV[1]) then return 0 end
 if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then
   redis.call('set', KEYS[2], ARGV[2], 'px', ARGV[3])
 else

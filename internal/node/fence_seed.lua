@@ -6,11 +6,5 @@
 -- counter's retention in ms (acquire_lib.lua's fence reads it there).
 -- Returns the counter, seeded from the node's clock (or counted up when
 -- another call seeded it first), or 0 when the grant is gone.
-local v = redis.pcall('get', KEYS[1])
-if type(v) == 'string' then
-  local _, a = split(v)
-  if a ~= ARGV[1] then return 0 end
-elseif redis.call('hexists', KEYS[1], '\0a:' .. ARGV[1]) == 0 then
-  return 0
-end
+if not stands(ARGV[1]) then return 0 end
 return fence(true, KEYS[2])

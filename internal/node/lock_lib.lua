@@ -16,6 +16,16 @@ local function split(v)
   if dot and dot > 1 and dot < #v then return string.sub(v, 1, dot - 1), v end
   return nil
 end
+-- stands reports whether attempt att still holds its grant on KEYS[1]: the
+-- fast path's string naming att, or att's field of the hash.
+local function stands(att)
+  local v = redis.pcall('get', KEYS[1])
+  if type(v) == 'string' then
+    local _, a = split(v)
+    return a == att
+  end
+  return redis.call('hexists', KEYS[1], '\0a:' .. att) == 1
+end
 -- promote turns a fast-path string into the equivalent hash
 -- {owner: 1, "\0a:"..attempt: 1} with the same expiry, so the hash model
 -- below applies unchanged. Keys that are absent, hashes, or strings in
