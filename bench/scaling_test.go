@@ -252,7 +252,7 @@ func TestScalingCaseRows(t *testing.T) {
 			t.Errorf("%s: %d ops, %.1f server CPU µs/op", r.Variant, r.Ops, r.ServersCPUusPerOp)
 		}
 	}
-	for _, v := range []string{scaleStandalone, scaleClusters, scaleClustersNoRD, scaleClustersFull} {
+	for _, v := range []string{scaleStandalone, scaleClusters, scaleClustersRD, scaleClustersFull} {
 		if !seen[v] {
 			t.Errorf("no row %q", v)
 		}

@@ -62,8 +62,9 @@ const (
 // Default on, per node: without this option restart detection applies,
 // with the delay 0, to each node that does not say appendonly yes and
 // appendfsync always (CONFIG GET, asked once when the client connects; a
-// node that refuses CONFIG, and every Cluster node, counts as not
-// persistent), and persistent nodes vote at once with no extra command.
+// node that refuses CONFIG counts as not persistent; a Cluster node is
+// persistent when every master and replica it has then says so), and
+// persistent nodes vote at once with no extra command.
 // WithRestartDetection forces it on every node (persistent or not);
 // WithoutRestartDetection turns it off.
 //

@@ -3,11 +3,13 @@ package quorum
 import (
 	"context"
 	"errors"
-	"github.com/quorumlock/quorumlock/localredis"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/localredis"
 )
 
 func TestNodeLifeRules(t *testing.T) {
@@ -229,5 +231,50 @@ func waitRunIDs(t *testing.T, c *Client, n int) {
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A Cluster node counts as persistent when every server it has says
+// appendonly yes with appendfsync always: then, by default, its acquires go
+// without the restart check (no gate, no INFO). When one server says
+// otherwise, the whole Cluster stays under detection, since the lock's keys
+// may live on that one.
+func TestRestartDetectionClusterPersistence(t *testing.T) {
+	cl := localredis.StartClusterT(t, localredis.MinClusterMasters, localredis.Config{})
+	client := func() []redis.UniversalClient {
+		cc := cl.Client()
+		t.Cleanup(func() { _ = cc.Close() })
+		return []redis.UniversalClient{cc}
+	}
+	c := newClient(t, client())
+	if got := node.Persistence(c.safety.persist[0].Load()); got != node.Persistent {
+		t.Fatalf("a Cluster of fsync-always servers: persistence %v, want Persistent", got)
+	}
+	if c.gated(0) {
+		t.Fatal("a Cluster of fsync-always servers goes through the restart gate by default")
+	}
+	l, err := mustMutex(t, c, "cluster-persistent").TryLock(t.Context())
+	if err != nil {
+		t.Fatalf("TryLock: %v", err)
+	}
+	_ = l.Unlock(t.Context())
+
+	// One master of three on everysec: the Cluster is not persistent.
+	last := cl.Masters[len(cl.Masters)-1].Client()
+	t.Cleanup(func() { _ = last.Close() })
+	if err := last.ConfigSet(t.Context(), "appendfsync", "everysec").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newClient(t, client())
+	if got := node.Persistence(c2.safety.persist[0].Load()); got != node.NotPersistent {
+		t.Fatalf("a Cluster with one everysec master: persistence %v, want NotPersistent", got)
+	}
+	if !c2.gated(0) || !c2.detects(0) {
+		t.Fatal("a Cluster with one everysec master is not under restart detection")
+	}
+	// WithoutRestartDetection still turns it off.
+	c3 := newClient(t, client(), WithoutRestartDetection())
+	if c3.gated(0) {
+		t.Fatal("WithoutRestartDetection: the Cluster still goes through the gate")
 	}
 }

@@ -109,11 +109,17 @@ func (c *Client) detects(i int) bool {
 }
 
 // askPersistence reports whether node i's persistence is still to be
-// learnt (restartAuto, not yet answered; a Cluster is not asked: each of
-// its masters may differ, so it stays under detection).
+// learnt (restartAuto, not yet answered).
 func (c *Client) askPersistence(i int) bool {
 	return c.cfg.safety.restart == restartAuto && !c.safety.noGate[i] &&
-		node.Persistence(c.safety.persist[i].Load()) == node.PersistenceUnknown && !c.isCluster(i)
+		node.Persistence(c.safety.persist[i].Load()) == node.PersistenceUnknown
+}
+
+// askWithAcquire reports whether a gated acquire on node i asks its
+// persistence in the same round trip: not on a Cluster, where that reaches
+// one server only (probePersistence asks them all).
+func (c *Client) askWithAcquire(i int) bool {
+	return c.askPersistence(i) && !c.isCluster(i)
 }
 
 func (c *Client) isCluster(i int) bool {
@@ -130,8 +136,9 @@ func (c *Client) notePersistence(i int, p node.Persistence) {
 
 // probePersistence asks every node that restartAuto needs to know about
 // whether it is persistent (one CONFIG GET each, in parallel; New's
-// warm-up). A node that does not answer is asked again with its first
-// gated lock call.
+// warm-up; a Cluster node asks each of its servers). A standalone node
+// that does not answer is asked again with its first gated lock call; a
+// Cluster that does not stays under restart detection.
 func (c *Client) probePersistence(ctx context.Context) {
 	fanout.All(len(c.nodes), func(i int) error {
 		if !c.askPersistence(i) {
@@ -181,7 +188,7 @@ func (g *gate) String() string { return fmt.Sprint(g.l) }
 func (g *gate) checks(server bool) node.Checks {
 	s := g.c.cfg.safety
 	return node.Checks{Replicas: s.waitReplicas, WaitTimeout: s.waitTimeout,
-		Server: server && g.c.detects(g.i), Persistence: server && g.c.askPersistence(g.i)}
+		Server: server && g.c.detects(g.i), Persistence: server && g.c.askWithAcquire(g.i)}
 }
 
 func (g *gate) Acquire(ctx context.Context, ttl time.Duration) (bool, time.Duration, int64, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,14 +94,20 @@ func persistenceOf(cmd *redis.MapStringStringCmd) (Persistence, error) {
 
 // Persistence asks the node whether it keeps every write on disk before it
 // answers (appendonly yes and appendfsync always) with one CONFIG GET. On a
-// Cluster client the command goes to one of its servers, so the answer
-// stands for that one only: callers treat a Cluster node on their own.
+// Cluster client it asks every server the client knows (masters and
+// replicas, in parallel): the Cluster is Persistent only when each of them
+// is, since a key's master, or the replica a failover promotes, may be any
+// of them. A server added to the Cluster later is not asked.
 func (n *Node) Persistence(ctx context.Context) (Persistence, error) {
 	var p Persistence
 	err := n.call(ctx, func(ctx context.Context) error {
+		var e error
+		if cc, ok := n.client.(*redis.ClusterClient); ok {
+			p, e = clusterPersistence(ctx, cc)
+			return e
+		}
 		cmd := persistenceCmd(ctx)
 		_ = n.client.Process(ctx, cmd)
-		var e error
 		p, e = persistenceOf(cmd)
 		return e
 	})
@@ -108,4 +115,31 @@ func (n *Node) Persistence(ctx context.Context) (Persistence, error) {
 		return PersistenceUnknown, err
 	}
 	return p, nil
+}
+
+// clusterPersistence is Persistence over every server of a Cluster: Persistent
+// when all are, NotPersistent when one is not (whatever the others say),
+// else PersistenceUnknown with the first error.
+func clusterPersistence(ctx context.Context, cc *redis.ClusterClient) (Persistence, error) {
+	var mu sync.Mutex
+	not, servers := false, 0
+	err := cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
+		cmd := persistenceCmd(ctx)
+		_ = c.Process(ctx, cmd)
+		p, err := persistenceOf(cmd)
+		mu.Lock()
+		defer mu.Unlock()
+		servers++
+		not = not || p == NotPersistent
+		return err
+	})
+	switch {
+	case not:
+		return NotPersistent, nil
+	case err != nil:
+		return PersistenceUnknown, err
+	case servers == 0:
+		return PersistenceUnknown, errors.New("the Cluster client knows no server")
+	}
+	return Persistent, nil
 }
