@@ -38,6 +38,12 @@ type Node struct {
 
 	fenceRetention time.Duration // WithFenceRetention
 	fenceOnArg     any           // fenceArg(true), made by New
+	// rearmEvery: the fencing fast path re-arms a counter's retention at
+	// most this often per ReusedKeys (fencedKeys), a hundredth of the
+	// retention.
+	rearmEvery time.Duration
+
+	pipes sync.Pool // *redis.Pipeline, reused by pipeAll
 
 	funcs, funcsSet bool // WithFunctions (functions.go)
 }
@@ -98,11 +104,12 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v: a fencing counter must be kept at least %v, far longer than any lease", n.fenceRetention, MinFenceRetention)
 	}
 	n.fenceOnArg = strconv.FormatInt(n.fenceRetention.Milliseconds(), 10)
+	n.rearmEvery = n.fenceRetention / rearmFraction
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
 	}
 	if !n.noBatch {
-		n.batch = &batcher{client: client, flights: defaultFlights, warm: n.warm}
+		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm}
 	}
 	return n, nil
 }
@@ -176,12 +183,28 @@ type Keys struct {
 	Fence   string // fencing counter
 	Channel string // unlock notifications
 	Forced  string // the last force-unlock: hash {by, at, removed}
+
+	// fenced: the fencing fast path's state of this name on this node,
+	// shared by the attempts made from these Keys (ReusedKeys); nil from
+	// Keys.
+	fenced *fencedKeys
 }
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
 	base := n.prefix + "{" + name + "}"
 	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
+}
+
+// ReusedKeys is Keys for a caller that locks name again and again
+// (quorum.Mutex) and hands them to LockKeys each time: they also carry
+// what the fencing fast path keeps between attempts (its key names as
+// command arguments, and when it last re-armed the counter's retention;
+// see acquireFenced).
+func (n *Node) ReusedKeys(name string) Keys {
+	k := n.Keys(name)
+	k.fenced = &fencedKeys{lock: k.Lock, fence: k.Fence}
+	return k
 }
 
 // call runs fn under ctx, wrapping it when the client would ignore deadlines.
