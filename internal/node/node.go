@@ -68,12 +68,14 @@ func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
 
 // WithFenceRetention sets how long a fencing counter is kept after its last
-// use: every grant that counts or reads it, and every write-back, re-arms
-// this expiry, so counters of names no longer locked go away. A counter
-// created (or re-created after it expired) starts at the node's clock in
-// microseconds (TIME), so the tokens it hands out still exceed every token
-// of the counter that expired, as long as the node's clock did not go back
-// by more than the retention. Default DefaultFenceRetention (7 days); it
+// use: every script that counts or reads it, every write-back, and the
+// fast path when due (at most once per hundredth of the retention per
+// ReusedKeys: acquireFenced) re-arm this expiry, so counters of names no
+// longer locked go away, at least 99% of the retention after their last
+// use. A counter created (or re-created after it expired) starts at the
+// node's clock in microseconds (TIME), so the tokens it hands out still
+// exceed every token of the counter that expired, as long as the node's
+// clock did not go back by more than 99% of the retention. Default DefaultFenceRetention (7 days); it
 // must be at least one hour.
 func WithFenceRetention(d time.Duration) Option { return func(n *Node) { n.fenceRetention = d } }
 
