@@ -4,19 +4,34 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The fencing fast path sends the counter's PEXPIRE only when due
 // (acquireFenced): the first time from a ReusedKeys, then once per
 // retention/rearmFraction. A counter lost in between is made again from
-// the clock, with the retention, by the seed. Tokens increase throughout.
+// the clock, with the retention, by the seed. Tokens increase throughout,
+// batched or not, and on a client that ignores deadlines (guarded).
 func TestFencedRearm(t *testing.T) {
-	for _, batching := range []bool{true, false} {
-		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) {
-			_, n0 := start(t)
-			n, err := New(n0.Client(), WithBatching(batching))
+	for _, tc := range []struct {
+		name              string
+		batching, guarded bool
+	}{{"batched", true, false}, {"unbatched", false, false}, {"guarded", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, n0 := start(t)
+			c := n0.Client()
+			if tc.guarded {
+				rc := redis.NewClient(&redis.Options{Addr: s.Addr()})
+				t.Cleanup(func() { _ = rc.Close() })
+				c = rc
+			}
+			n, err := New(c, WithBatching(tc.batching))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n.guarded != tc.guarded {
+				t.Fatalf("node guarded %v, want %v", n.guarded, tc.guarded)
 			}
 			t.Cleanup(func() { _ = n.Close() })
 			ctx := t.Context()
