@@ -125,11 +125,12 @@ func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retr
 func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 
 // WithFenceRetention sets how long a node keeps a lock name's fencing
-// counter after its last use (every grant re-arms it), so per-entity names
+// counter after its last use (at least 99% of it: a Mutex's grants re-arm
+// it at most once per hundredth of the retention), so per-entity names
 // ("orders/<id>") do not grow the keyspace for ever. A counter that expired
 // is re-created from the node's clock in microseconds (TIME), so tokens
-// still increase, unless a node's clock is set back by more than the
-// retention. Default 7 days; at least 1 hour, and at least 100 times the
+// still increase, unless a node's clock is set back by more than 99% of
+// the retention. Default 7 days; at least 1 hour, and at least 100 times the
 // TTL.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.fenceRetention = d } }
 

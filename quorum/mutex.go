@@ -104,7 +104,7 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	for j, name := range m.names {
 		m.keys[j] = make([]node.Keys, len(c.nodes))
 		for i, n := range c.nodes {
-			m.keys[j][i] = n.Keys(name)
+			m.keys[j][i] = n.ReusedKeys(name)
 		}
 	}
 	return m, nil

@@ -31,6 +31,7 @@ import (
 // it, before closing done.
 type batcher struct {
 	client  redis.UniversalClient
+	pipes   *sync.Pool // the node's pipelines (pipeAll)
 	flights int
 	warm    func(error)
 
@@ -97,50 +98,75 @@ func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
 }
 
 // doAll sends first and then more as consecutive commands of one pipeline
-// on one connection, so the node runs them in this order, and returns
-// their replies (an error reply as a redis.Error in its slot). err is a
-// transport or context error: then no reply can be trusted.
-func (b *batcher) doAll(ctx context.Context, first []any, more ...[]any) ([]any, error) {
+// on one connection, so the node runs them in this order, and puts their
+// replies in dst (len 1+len(more); an error reply as a redis.Error in its
+// slot). err is a transport or context error: then no reply can be
+// trusted.
+func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]any) error {
 	b.mu.Lock()
 	if b.busy < b.flights && len(b.queue) == 0 {
 		b.busy++
 		b.mu.Unlock()
-		vals := make([]any, 1+len(more))
-		err := pipeAll(ctx, b.client, vals, first, more)
+		err := pipeAll(ctx, b.pipes, b.client, dst, first, more)
 		b.land()
-		if err != nil {
-			return nil, err
-		}
-		return vals, nil
+		return err
 	}
-	c := &batchCall{ctx: ctx, args: first, more: more, done: make(chan struct{})}
+	// more is copied: the caller's may stay on its stack.
+	c := &batchCall{ctx: ctx, args: first, more: append([][]any(nil), more...), done: make(chan struct{})}
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
 	select {
 	case <-c.done:
 		if c.err != nil && !isRedisReply(c.err) {
-			return nil, c.err
+			return c.err
 		}
-		return append([]any{replyOf(c.val, c.err)}, c.vals...), nil
+		dst[0] = replyOf(c.val, c.err)
+		copy(dst[1:], c.vals)
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 
 // pipeAll is doAll's round trip on a client of its own (no batcher). The
 // replies go to dst (len 1+len(more)), which the caller may keep on its
-// stack: a lone caller's allocations.
-func pipeAll(ctx context.Context, client redis.UniversalClient, dst []any, first []any, more [][]any) error {
-	pipe := client.Pipeline()
-	var arr [4]*redis.Cmd
-	cmds := append(arr[:0], pipe.Do(ctx, first...))
+// stack, and the pipeline comes from pool (the node's, of *redis.Pipeline):
+// a lone caller's allocations.
+func pipeAll(ctx context.Context, pool *sync.Pool, client redis.UniversalClient, dst []any, first []any, more [][]any) error {
+	var arr [4]redis.Cmder
+	cmds := append(arr[:0], redis.NewCmd(ctx, first...))
 	for _, a := range more {
-		cmds = append(cmds, pipe.Do(ctx, a...))
+		cmds = append(cmds, redis.NewCmd(ctx, a...))
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !isRedisReply(err) {
+	pipe, _ := pool.Get().(*redis.Pipeline)
+	if pipe == nil {
+		p, ok := client.Pipeline().(*redis.Pipeline)
+		if !ok {
+			// Another client's pipeline: used once, not pooled (cmds is
+			// copied: an interface call would move it off the stack).
+			p := client.Pipeline()
+			_ = p.BatchProcess(ctx, append([]redis.Cmder(nil), cmds...)...)
+			_, err := p.Exec(ctx)
+			return replies(dst, cmds, err)
+		}
+		pipe = p
+	}
+	// A Pipeline is reusable: Exec takes its commands out. Called on the
+	// concrete type, cmds stays on the stack.
+	_ = pipe.BatchProcess(ctx, cmds...) // never fails: it appends
+	_, err := pipe.Exec(ctx)
+	pool.Put(pipe)
+	return replies(dst, cmds, err)
+}
+
+// replies puts the replies of cmds in dst, unless err (a pipeline's Exec
+// error) is a transport or context error.
+func replies(dst []any, cmds []redis.Cmder, err error) error {
+	if err != nil && !isRedisReply(err) {
 		return err
 	}
 	for i, c := range cmds {
+		c := c.(*redis.Cmd)
 		dst[i] = replyOf(c.Val(), c.Err())
 	}
 	return nil

@@ -20,7 +20,7 @@ func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
 // LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
 // caller that locks one name again and again computes them once.
 func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
-	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing}
+	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing, fenced: k.fenced}
 }
 
 // FastValue is the string a fast-path acquisition of attempt by owner
@@ -60,6 +60,7 @@ type Lock struct {
 	attempt string
 	val     string // FastValue(owner, attempt): the fast path's string form
 	fencing bool
+	fenced  *fencedKeys // from ReusedKeys, else nil
 	// held: the caller expects the lock to be held (ExpectHeld), so
 	// Acquire skips the SET NX that would fail.
 	held bool
@@ -172,15 +173,15 @@ func (l *Lock) guardedSetNX(ctx context.Context, ttl time.Duration) (bool, error
 // clock (acquire_lib.lua, which has the same constant).
 const fenceSeeded = 1 << 32
 
-// acquireFenced is the fast path with fencing, one round trip of three plain
-// commands on one connection, in this order: SET lock NX PX ttl; INCR
-// counter; PEXPIRE counter retention. A grant whose counter was seeded
-// (INCR ≥ fenceSeeded) is answered at once: the fence is the INCR's reply.
-// A grant on a counter INCR made from nothing (a name's first use on the
-// node, or its first after the retention) takes one more round trip,
-// fence_seed.lua, which seeds the counter from the node's clock where the
-// grant still stands. When SET refuses (held, reentrant, a retried call)
-// the acquire script decides.
+// acquireFenced is the fast path with fencing, one round trip of two or
+// three plain commands on one connection, in this order: SET lock NX PX
+// ttl; INCR counter; and, when due, PEXPIRE counter retention. A grant
+// whose counter was seeded (INCR ≥ fenceSeeded) is answered at once: the
+// fence is the INCR's reply. A grant on a counter INCR made from nothing (a
+// name's first use on the node, or its first after the retention) takes
+// one more round trip, fence_seed.lua, which seeds the counter from the
+// node's clock, with the retention, where the grant still stands. When SET
+// refuses (held, reentrant, a retried call) the acquire script decides.
 //
 // Why this is as safe as the script, which counts the counter in the same
 // atomic step as the grant (multilock's token is the max over a quorum,
@@ -200,22 +201,44 @@ const fenceSeeded = 1 << 32
 //     is unchanged.
 //   - INCR also runs when SET refuses: a counter counted up by an attempt
 //     that was not granted is larger, never smaller, which costs nothing.
+//
+// The retention decides only when a counter of a name no longer used goes
+// away (and then restarts from the clock: docs/defaults.md). INCR keeps a
+// counter's expiry, so the PEXPIRE is sent only when due: the first time
+// from these Keys, and then at most once per retention/rearmFraction (a
+// hundredth). Each PEXPIRE that answered 1, sent at time r, made the
+// counter live until at least r + retention; an attempt at t < r +
+// retention/100 that skips it leaves the counter living at least 99% of
+// the retention after t. A counter lost meanwhile (a restart without
+// persistence, FLUSHALL) is made again by INCR without an expiry and below
+// fenceSeeded, so fence_seed.lua seeds it and gives it the retention.
 func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bool, fence int64, done bool, err error) {
-	// One array for the three commands' arguments: three slices of it, no
-	// allocation of their own (a lone caller's allocations).
-	counter := any(l.keys[1])
-	args := [...]any{"set", l.keys[0], l.val, "px", ms(ttl), "nx", "incr", counter, "pexpire", counter, l.n.retentionMS()}
-	first, incr, expire := args[0:6:6], args[6:8:8], args[8:11:11]
+	f := l.fenced
+	if f == nil {
+		f = &fencedKeys{lock: l.keys[0], fence: l.keys[1]}
+	}
+	now := monotonic()
+	rearm := f.due(now, l.n.rearmEvery)
+	// One array for the commands' arguments: slices of it, no allocation of
+	// their own (a lone caller's allocations).
+	args := [...]any{"set", f.lock, l.val, "px", f.ttlArg(ttl), "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
+	more := [2][]any{args[6:8:8], args[8:11:11]}
 	var vals [3]any
+	n := 2
+	if rearm {
+		n = 3
+	}
 	if l.n.guarded {
-		vals, err = l.guardedFencedRound(ctx, first, incr, expire)
+		err = l.guardedFencedRound(ctx, vals[:n], args[0:6:6], more[:n-1])
 	} else {
-		vals, err = l.fencedRound(ctx, first, incr, expire)
-		err = l.n.settle(err)
+		err = l.n.settle(l.fencedRound(ctx, vals[:n], args[0:6:6], more[:n-1]))
 	}
 	if err != nil {
 		// vals is not read: a wrapped call may still be running (Node.call).
 		return false, 0, true, err
+	}
+	if rearm && vals[2] == int64(1) {
+		f.rearmedAt(now)
 	}
 	v := vals[1].(int64)
 	if vals[0] != "OK" {
@@ -230,44 +253,42 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 
 // guardedFencedRound is fencedRound through Node.call, for a client that
 // ignores deadlines.
-func (l *Lock) guardedFencedRound(ctx context.Context, first, incr, expire []any) ([3]any, error) {
-	var vals [3]any
+func (l *Lock) guardedFencedRound(ctx context.Context, dst []any, first []any, more [][]any) error {
+	var got [3]any
+	n, rest := len(dst), append([][]any(nil), more...) // the closure's own: the caller's stay on its stack
 	err := l.n.call(ctx, func(ctx context.Context) error {
-		got, e := l.fencedRound(ctx, first, incr, expire)
-		vals = got
-		return e
+		return l.fencedRound(ctx, got[:n], first, rest)
 	})
 	if err != nil {
-		// vals is not read: a wrapped call may still be running (Node.call).
-		return [3]any{}, err
+		// got is not read: a wrapped call may still be running (Node.call).
+		return err
 	}
-	return vals, nil
+	copy(dst, got[:])
+	return nil
 }
 
-// fencedRound sends acquireFenced's three commands in one pipeline (the
-// node's batcher's when it has one) and checks the replies' shape.
-func (l *Lock) fencedRound(ctx context.Context, first, incr, expire []any) (got [3]any, err error) {
+// fencedRound sends acquireFenced's commands in one pipeline (the node's
+// batcher's when it has one), puts their replies in dst (one per command)
+// and checks their shape.
+func (l *Lock) fencedRound(ctx context.Context, dst []any, first []any, more [][]any) error {
+	var err error
 	if b := l.n.batch; b != nil {
-		var vals []any
-		if vals, err = b.doAll(ctx, first, incr, expire); err != nil {
-			return got, err
-		}
-		if len(vals) != 3 {
-			return got, fmt.Errorf("quorumlock: fenced acquire answered %d replies, want 3", len(vals))
-		}
-		copy(got[:], vals)
-	} else if err = pipeAll(ctx, l.n.client, got[:], first, [][]any{incr, expire}); err != nil {
-		return got, err
+		err = b.doAll(ctx, dst, first, more)
+	} else {
+		err = pipeAll(ctx, &l.n.pipes, l.n.client, dst, first, more)
 	}
-	for _, v := range got {
+	if err != nil {
+		return err
+	}
+	for _, v := range dst {
 		if e, ok := v.(error); ok {
-			return got, e // an error reply (an ACL refusal: Node.call names it)
+			return e // an error reply (an ACL refusal: Node.call names it)
 		}
 	}
-	if _, ok := got[1].(int64); !ok {
-		return got, fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", got[1])
+	if _, ok := dst[1].(int64); !ok {
+		return fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", dst[1])
 	}
-	return got, nil
+	return nil
 }
 
 // int runs script s and reads its integer answer: inline on a client that

@@ -38,6 +38,12 @@ type Node struct {
 
 	fenceRetention time.Duration // WithFenceRetention
 	fenceOnArg     any           // fenceArg(true), made by New
+	// rearmEvery: the fencing fast path re-arms a counter's retention at
+	// most this often per ReusedKeys (fencedKeys), a hundredth of the
+	// retention.
+	rearmEvery time.Duration
+
+	pipes sync.Pool // *redis.Pipeline, reused by pipeAll
 
 	funcs, funcsSet bool // WithFunctions (functions.go)
 }
@@ -62,12 +68,14 @@ func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
 
 // WithFenceRetention sets how long a fencing counter is kept after its last
-// use: every grant that counts or reads it, and every write-back, re-arms
-// this expiry, so counters of names no longer locked go away. A counter
-// created (or re-created after it expired) starts at the node's clock in
-// microseconds (TIME), so the tokens it hands out still exceed every token
-// of the counter that expired, as long as the node's clock did not go back
-// by more than the retention. Default DefaultFenceRetention (7 days); it
+// use: every script that counts or reads it, every write-back, and the
+// fast path when due (at most once per hundredth of the retention per
+// ReusedKeys: acquireFenced) re-arm this expiry, so counters of names no
+// longer locked go away, at least 99% of the retention after their last
+// use. A counter created (or re-created after it expired) starts at the
+// node's clock in microseconds (TIME), so the tokens it hands out still
+// exceed every token of the counter that expired, as long as the node's
+// clock did not go back by more than 99% of the retention. Default DefaultFenceRetention (7 days); it
 // must be at least one hour.
 func WithFenceRetention(d time.Duration) Option { return func(n *Node) { n.fenceRetention = d } }
 
@@ -98,11 +106,12 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v: a fencing counter must be kept at least %v, far longer than any lease", n.fenceRetention, MinFenceRetention)
 	}
 	n.fenceOnArg = strconv.FormatInt(n.fenceRetention.Milliseconds(), 10)
+	n.rearmEvery = n.fenceRetention / rearmFraction
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
 	}
 	if !n.noBatch {
-		n.batch = &batcher{client: client, flights: defaultFlights, warm: n.warm}
+		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm}
 	}
 	return n, nil
 }
@@ -176,12 +185,28 @@ type Keys struct {
 	Fence   string // fencing counter
 	Channel string // unlock notifications
 	Forced  string // the last force-unlock: hash {by, at, removed}
+
+	// fenced: the fencing fast path's state of this name on this node,
+	// shared by the attempts made from these Keys (ReusedKeys); nil from
+	// Keys.
+	fenced *fencedKeys
 }
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
 	base := n.prefix + "{" + name + "}"
 	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
+}
+
+// ReusedKeys is Keys for a caller that locks name again and again
+// (quorum.Mutex) and hands them to LockKeys each time: they also carry
+// what the fencing fast path keeps between attempts (its key names as
+// command arguments, and when it last re-armed the counter's retention;
+// see acquireFenced).
+func (n *Node) ReusedKeys(name string) Keys {
+	k := n.Keys(name)
+	k.fenced = &fencedKeys{lock: k.Lock, fence: k.Fence}
+	return k
 }
 
 // call runs fn under ctx, wrapping it when the client would ignore deadlines.

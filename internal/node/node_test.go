@@ -349,6 +349,11 @@ func TestFenceSeedOnlyWhereGranted(t *testing.T) {
 	if v := seed(); v != 0 || n.Client().Exists(ctx, l.keys[0]).Val() != 0 {
 		t.Fatalf("share gone: seed answered %d, lock key exists %d; want 0 and none", v, n.Client().Exists(ctx, l.keys[0]).Val())
 	}
+	// The counter INCR made keeps no expiry-less key behind (the fast path
+	// re-arms only when due).
+	if d := n.Client().PTTL(ctx, l.keys[1]).Val(); d <= DefaultFenceRetention-time.Minute {
+		t.Fatalf("share gone: the unseeded counter expires in %v, want the retention %v", d, DefaultFenceRetention)
+	}
 	n.Client().Set(ctx, l.keys[0], l.val, time.Second)
 	before := time.Now().UnixMicro()
 	if v := seed(); v < before || n.Client().Get(ctx, l.keys[1]).Val() != fmt.Sprint(v) {
