@@ -67,3 +67,21 @@ func TestModes(t *testing.T) {
 		t.Errorf("no default workload %q", DefaultWorkload)
 	}
 }
+
+// A pair the quick matrix leaves a workload out of is one another
+// workload's quick form runs, so the pair is still judged.
+func TestQuickCovered(t *testing.T) {
+	for _, w := range Workloads {
+		for _, p := range w.QuickCovered {
+			if _, ok := FindMode(Modes, p[0]); !ok {
+				t.Errorf("workload %s: covered pair %v names no mode", w.ID, p)
+			}
+			if !w.Covered(p[0], p[1], Workloads) {
+				t.Errorf("workload %s: %s × %s is in no other workload's quick form: the quick matrix would not judge it", w.ID, p[0], p[1])
+			}
+			if w.Covered(p[0], p[1], []Workload{w}) {
+				t.Errorf("workload %s: %s × %s covered when the run has no other workload", w.ID, p[0], p[1])
+			}
+		}
+	}
+}

@@ -46,6 +46,10 @@ type Fault struct {
 	Persist bool
 	// Late: unlock-loss — how late each unlock message arrives (0: lost).
 	Late time.Duration `json:",omitempty"`
+	// Roll: crash — a rolling restart: Nodes are struck in turn, in
+	// groups of a minority ((n−1)/2) of the lock nodes, Roll apart (0:
+	// all at once).
+	Roll time.Duration `json:",omitempty"`
 }
 
 func (f Fault) String() string {
@@ -62,6 +66,9 @@ func (f Fault) String() string {
 	}
 	if f.Late > 0 {
 		fmt.Fprintf(&b, " late=%v", f.Late)
+	}
+	if f.Roll > 0 {
+		fmt.Fprintf(&b, " rolling every %v", f.Roll)
 	}
 	if f.Rate != 0 {
 		fmt.Fprintf(&b, " x%.2f", f.Rate)
@@ -94,6 +101,23 @@ func minorityOf(n int) []int {
 	var out []int
 	for i := range (n - 1) / 2 {
 		out = append(out, i)
+	}
+	return out
+}
+
+// RollGroups splits f's nodes into the groups its rolling restart strikes
+// in turn: a minority of the n lock nodes each, one node at least (one
+// group when f does not roll).
+func (f Fault) RollGroups(n int) [][]int {
+	if f.Roll <= 0 {
+		return [][]int{f.Nodes}
+	}
+	size := max((n-1)/2, 1)
+	var out [][]int
+	for nodes := f.Nodes; len(nodes) > 0; {
+		k := min(size, len(nodes))
+		out = append(out, nodes[:k])
+		nodes = nodes[k:]
 	}
 	return out
 }

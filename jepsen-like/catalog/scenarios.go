@@ -385,11 +385,15 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "renewal-hang",
-		Summary: "leases renewed in the background; the holder's links to every lock node hang (packets held, no reset) while it works 2½ leases: " +
+		Summary: "leases renewed in the background; the holder's links to every lock node hang (packets held, no reset) while it works 1¾ leases: " +
 			"its renewals hang, its keys expire and another worker takes the lock; the holder must have been told by then (200 ms grace); a series (whole lease, long cell)",
 		LeasesHold: true,
-		Pace:       &Pace{LeaseDiv: 1, DurationMul: 10},
-		Applies:    func(m Mode) bool { return !m.FixedLease },
+		// The lease is not shortened: a renewal that hangs to a deadline a
+		// whole validity away tells its holder up to half a validity late,
+		// which must exceed the grace. Ten strikes of 1¾ leases and a
+		// rest fit in 7½ times the cell.
+		Pace:    &Pace{LeaseDiv: 1, DurationMul: 7.5},
+		Applies: func(m Mode) bool { return !m.FixedLease },
 		Expect: func(m Mode) Expectation {
 			if m.LateLossSignal {
 				return unsafe(ClaimLossSignalled, "a hung renewal runs to its own deadline, a whole validity after it started, "+

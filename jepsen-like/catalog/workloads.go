@@ -34,6 +34,11 @@ type Workload struct {
 	// QuickCells are further {mode, scenario} pairs the quick matrix runs
 	// the workload in.
 	QuickCells [][2]string
+	// QuickCovered are {mode, scenario} pairs the quick matrix leaves
+	// this workload out of when it runs another workload there (see
+	// Covered): that workload's cell judges exclusion, the lease-level
+	// properties and the claim on the same pair.
+	QuickCovered [][2]string
 }
 
 // RunsOn reports whether runner r runs w, and if not, why.
@@ -46,8 +51,27 @@ func (w Workload) RunsOn(r Runner) (bool, string) {
 // default.
 var Workloads = append([]Workload{
 	{ID: "mutex", Kind: workload.Mutex, Summary: "workers take one Mutex with a fixed lease (or a watchdog-renewed one where the scenario says so), " +
-		"read a counter under it, work, write the counter + 1 with their token, unlock"},
+		"read a counter under it, work, write the counter + 1 with their token, unlock",
+		QuickCovered: mutexCovered},
 }, kindWorkloads()...)
+
+// mutexCovered are the pairs where the quick matrix runs a lock kind's
+// workload and so not the mutex workload: every kind's workload judges
+// mutual exclusion, lease exclusion, the loss signal and the scenario's
+// claim as the mutex workload does (the counter too, where it writes), and
+// what its kind promises besides. Pairs a mutant names with the mutex
+// workload stay (redlock-3 × baseline, × holder-isolated,
+// redlock-5+fencing × partition-minority): the mutants' proof is the
+// quick matrix's own cells.
+var mutexCovered = [][2]string{
+	{"redlock-5+fencing", "baseline"},               // rw, all, guarded
+	{"redlock-3", "partition-minority"},             // reentrant
+	{"redlock-3", "latency"},                        // batched, renewed
+	{"redlock-3", "node-pause"},                     // fair
+	{"redlock-5+fencing", "client-pause"},           // guarded: the token checked by the resource and the guard
+	{"multilock-3", "clock-jump"},                   // renewed
+	{"redlock-3+restart", "crash-restart-minority"}, // renewed: the scenario renews every workload's leases
+}
 
 // quickScenarios are the scenarios the quick matrix runs each lock kind's
 // workload in: one without faults (the property in the open) and one
@@ -84,6 +108,15 @@ func kindWorkloads() []Workload {
 			Scenarios: quickScenarios[k.Kind], Modes: quickModes[k.Kind], QuickCells: quickCells[k.Kind]})
 	}
 	return out
+}
+
+// Covered reports whether the quick matrix leaves w out of mode m ×
+// scenario s because it runs another of workloads there (QuickCovered).
+func (w Workload) Covered(m, s string, workloads []Workload) bool {
+	if !slices.Contains(w.QuickCovered, [2]string{m, s}) {
+		return false
+	}
+	return slices.ContainsFunc(workloads, func(o Workload) bool { return o.ID != w.ID && o.Quick(m, s) })
 }
 
 // Quick reports whether the quick matrix runs w in mode m under scenario s.

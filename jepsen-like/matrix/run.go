@@ -44,7 +44,8 @@ func Cells(modes []Mode, scenarios []Scenario) []Cell {
 // (nil workloads: the mutex workload alone). A workload other than mutex
 // runs only on modes that honour it (Mode.Ours); with quick, only in the
 // modes and scenarios its quick form names (catalog.Workload.Quick), and
-// a mode only in its quick scenarios (catalog.Mode.QuickScenarios).
+// a mode only in its quick scenarios (catalog.Mode.QuickScenarios), and
+// not where another of the workloads covers it (catalog.Workload.Covered).
 func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, quick bool) []Cell {
 	if workloads == nil {
 		w, _ := catalog.FindWorkload(catalog.DefaultWorkload)
@@ -54,7 +55,7 @@ func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, q
 	for _, w := range workloads {
 		for _, s := range scenarios {
 			for _, m := range modes {
-				if w.ID != catalog.DefaultWorkload && (!m.Ours || quick && !w.Quick(m.ID, s.ID)) || quick && !m.Quick(s.ID) {
+				if w.ID != catalog.DefaultWorkload && (!m.Ours || quick && !w.Quick(m.ID, s.ID)) || quick && (!m.Quick(s.ID) || w.Covered(m.ID, s.ID, workloads)) {
 					continue
 				}
 				if s.Applies == nil || s.Applies(m) {

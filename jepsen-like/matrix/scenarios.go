@@ -431,8 +431,9 @@ var realisations = map[string]func(*cell) (plan, error){
 
 // holderCutPlan gives every worker proxies of its own in front of the
 // nodes and, again and again, cuts the holder alone off from every node
-// (packets held, no reset) while it works 2½ leases with its lease renewed
-// by a watchdog (holder-isolated, renewal-hang).
+// (packets held, no reset) while it works 2½ leases (renewal-hang, whose
+// lease is not shortened: 1¾), its lease renewed by a watchdog
+// (holder-isolated, renewal-hang).
 func holderCutPlan(c *cell) (plan, error) {
 	t := c.timing
 	tp := c.cluster.Toxiproxy()
@@ -461,6 +462,11 @@ func holderCutPlan(c *cell) (plan, error) {
 	// was 190–270 ms in quick cells: the silent-watchdog mutant
 	// slipped through.)
 	slow := t.Lease * 5 / 2
+	if c.sc.ID == "renewal-hang" {
+		// Its lease is not shortened: 1¾ leases leave the holder at work
+		// about ¾ of a lease (750 ms in quick cells) after the takeover.
+		slow = t.Lease * 7 / 4
+	}
 	g := &holdGate{}
 	p := c.holdingSeries(g, func(int) (chaos.Fault, time.Duration) {
 		return c.holdOn(g, slow, nil, func(h int) chaos.Fault { return c.faults(cuts[h]...) }), slow + t.Lease/10

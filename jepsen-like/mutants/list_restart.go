@@ -18,7 +18,10 @@ var restartMutants = []Mutant{
 		File: "internal/node/extend.lua",
 		Old: "if type(v) == 'string' then\n  local _, att = split(v)\n  if att ~= ARGV[1] then return 0 end\n" +
 			"elseif redis.call('hexists', KEYS[1], '\\0a:' .. ARGV[1]) == 0 then\n  return 0\nend\n",
-		New:   "",
-		Cells: []Cell{{"redlock-3+restart", "crash-restart-minority", "renewed"}, {"redlock-3+restart", "crash-restart-minority", ""}},
+		New: "",
+		// A rolling restart: the holder "renews" on each restarted node
+		// in turn and believes it holds while only one node has its key;
+		// the restarted nodes then vote for another worker.
+		Cells: []Cell{{"redlock-3+restart", "crash-restart-minority", "renewed"}},
 	},
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 )
 
 // Every mutant still applies to the current tree (its text occurs exactly
@@ -80,5 +82,26 @@ func TestCIForm(t *testing.T) {
 	}
 	if n := len(ciForm([]Mutant{{Name: "x", Cells: []Cell{{"single", "baseline", ""}}}})); n != 0 {
 		t.Errorf("ciForm kept %d unmarked mutants", n)
+	}
+}
+
+// Every cell a mutant names is a cell of the quick matrix (the whole of
+// it: every workload), so the matrix CI and users run is the one the
+// mutants prove has teeth.
+func TestCellsInQuickMatrix(t *testing.T) {
+	for _, m := range List {
+		for _, c := range m.Cells {
+			mode, ok := catalog.FindMode(catalog.Modes, c.Mode)
+			w, wok := catalog.FindWorkload(c.workload())
+			s, sok := catalog.FindScenario(catalog.Scenarios, c.Scenario)
+			if !ok || !wok || !sok {
+				t.Errorf("mutant %s: cell %v names no mode, workload or scenario", m.Name, c)
+				continue
+			}
+			if !mode.Quick(c.Scenario) || !w.Quick(c.Mode, c.Scenario) || w.Covered(c.Mode, c.Scenario, catalog.Workloads) ||
+				s.Applies != nil && !s.Applies(mode) {
+				t.Errorf("mutant %s: cell %v is not in the quick matrix", m.Name, c)
+			}
+		}
 	}
 }

@@ -459,12 +459,18 @@ func (e *env) apply(f Fault, holder int) func() {
 			}
 		}
 	case Crash:
-		for _, n := range nodes {
-			n.Crash(f.Persist)
-		}
-		if f.Hold == 0 {
-			for _, n := range nodes {
-				n.Restart()
+		// A rolling restart (Roll) strikes its groups in turn.
+		for i, g := range f.RollGroups(len(e.nodes)) {
+			if i > 0 {
+				time.Sleep(f.Roll)
+			}
+			for _, n := range g {
+				e.lockNode(n).Crash(f.Persist)
+			}
+			if f.Hold == 0 {
+				for _, n := range g {
+					e.lockNode(n).Restart()
+				}
 			}
 		}
 		return func() {
