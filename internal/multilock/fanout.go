@@ -43,7 +43,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 	if len(idx) == 1 {
 		// Nothing to overlap with: the call runs inline (see inlineCtx).
 		i := idx[0]
-		pctx, cancel := m.inlineCtx(ctx, time.Now(), perNode)
+		pctx, cancel := m.inlineCtx(ctx, nil, time.Now(), perNode)
 		t0 := m.cfg.clock.Now()
 		v, ok, err := call(pctx, i)
 		rtt := m.cfg.clock.Now().Sub(t0)
@@ -134,13 +134,17 @@ closed:
 // call their one sub-lock directly, without fanout's closures.
 //
 // now is the real time when the phase starts: the call's deadline is
-// now + perNode.
-func (m *MultiLock) inlineCtx(ctx context.Context, now time.Time, perNode time.Duration) (context.Context, context.CancelFunc) {
+// now + perNode. slot, when not nil, holds the deadline-only context (a
+// phase that runs once per MultiLock, so the context is never rewritten
+// while a call may still read it).
+func (m *MultiLock) inlineCtx(ctx context.Context, slot *deadlineCtx, now time.Time, perNode time.Duration) (context.Context, context.CancelFunc) {
 	dl := now.Add(perNode)
 	d, hasDeadline := ctx.Deadline()
 	switch {
 	case hasDeadline && !d.After(dl):
 		return ctx, nil
+	case m.bound && slot != nil:
+		return slot.bound(ctx, dl), nil
 	case m.bound:
 		return DeadlineOnly(ctx, dl), nil
 	}
