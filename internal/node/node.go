@@ -176,12 +176,19 @@ type Keys struct {
 	Fence   string // fencing counter
 	Channel string // unlock notifications
 	Forced  string // the last force-unlock: hash {by, at, removed}
+
+	// Lock and Channel as command arguments, made once: a string put in
+	// an interface costs an allocation, and a caller that locks one name
+	// again and again keeps its Keys (LockKeys).
+	lockArg, chanArg any
 }
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
 	base := n.prefix + "{" + name + "}"
-	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
+	k := Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
+	k.lockArg, k.chanArg = k.Lock, k.Channel
+	return k
 }
 
 // call runs fn under ctx, wrapping it when the client would ignore deadlines.
