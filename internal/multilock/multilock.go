@@ -582,7 +582,7 @@ func (m *MultiLock) release(ctx context.Context, rollback bool) (bool, error) {
 	if n == 1 {
 		// The only sub-lock, inline (inlineCtx), without fanout's closures,
 		// and without timing the call: a release's round trip is recorded
-		// nowhere (tally), so it costs no clock readings.
+		// nowhere (tally), and each clock reading costs (acquireOne).
 		pctx, cancel := m.inlineCtx(ctx, &m.rctx, time.Now(), m.cfg.releaseTimeout)
 		_, freed, err := m.releaseAt(pctx, 0, rollback)
 		if cancel != nil {
