@@ -230,6 +230,9 @@ func (c *Client) buildMLOpts() {
 		multilock.WithReleaseTimeout(c.cfg.releaseTimeout),
 		multilock.WithTracker(&c.wg),
 		multilock.WithWorkers(c.workers),
+		// Each attempt is bounded by the attempt timeout from its start
+		// (Mutex.try).
+		multilock.WithAttemptTimeout(c.cfg.attemptTimeout),
 	}
 	c.mlOpts = append(base[:len(base):len(base)], multilock.WithFencing(c.cfg.fencing))
 	// An election's term is a fencing token whatever the client's option.
@@ -251,17 +254,10 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, fa *fairAttempt)
 	if err != nil {
 		return nil, 0, err
 	}
-	var actx context.Context
-	if ml.BoundByDeadline() {
-		// Every call of the attempt ends by its deadline on its own: no
-		// timer needed to bound the attempt (multilock.DeadlineBound).
-		actx = multilock.DeadlineOnly(ctx, time.Now().Add(m.c.cfg.attemptTimeout))
-	} else {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, m.c.cfg.attemptTimeout)
-		defer cancel()
-	}
-	_, wait, _, err := m.observedAcquire(actx, ml) // observer.go
+	// The multilock bounds the attempt by the attempt timeout from the
+	// start it reads anyway (multilock.WithAttemptTimeout, buildMLOpts):
+	// with DeadlineBound nodes, no timer, allocation or clock reading.
+	_, wait, _, err := m.observedAcquire(ctx, ml) // observer.go
 	if fa != nil && fa.w != nil {
 		fa.w.note(fa.fls)
 	}

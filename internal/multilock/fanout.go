@@ -43,7 +43,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 	if len(idx) == 1 {
 		// Nothing to overlap with: the call runs inline (see inlineCtx).
 		i := idx[0]
-		pctx, cancel := m.inlineCtx(ctx, perNode)
+		pctx, cancel := m.inlineCtx(ctx, nil, time.Now(), perNode)
 		t0 := m.cfg.clock.Now()
 		v, ok, err := call(pctx, i)
 		rtt := m.cfg.clock.Now().Sub(t0)
@@ -132,12 +132,19 @@ closed:
 // calling goroutine, bounded by the caller's own context (cancellation
 // included) and perNode, with no goroutine or channel. Acquire and Release
 // call their one sub-lock directly, without fanout's closures.
-func (m *MultiLock) inlineCtx(ctx context.Context, perNode time.Duration) (context.Context, context.CancelFunc) {
-	dl := time.Now().Add(perNode)
+//
+// now is the real time when the phase starts: the call's deadline is
+// now + perNode. slot, when not nil, holds the deadline-only context (a
+// phase that runs once per MultiLock, so the context is never rewritten
+// while a call may still read it).
+func (m *MultiLock) inlineCtx(ctx context.Context, slot *deadlineCtx, now time.Time, perNode time.Duration) (context.Context, context.CancelFunc) {
+	dl := now.Add(perNode)
 	d, hasDeadline := ctx.Deadline()
 	switch {
 	case hasDeadline && !d.After(dl):
 		return ctx, nil
+	case m.bound && slot != nil:
+		return slot.bound(ctx, dl), nil
 	case m.bound:
 		return DeadlineOnly(ctx, dl), nil
 	}

@@ -77,6 +77,17 @@ func DeadlineOnly(ctx context.Context, d time.Time) context.Context {
 	return &deadlineCtx{Context: ctx, dl: d}
 }
 
+// bound is DeadlineOnly in c: c becomes ctx with deadline d and is
+// returned, unless ctx's own deadline is sooner (then ctx is). c must not
+// be in use.
+func (c *deadlineCtx) bound(ctx context.Context, d time.Time) context.Context {
+	if pd, ok := ctx.Deadline(); ok && !pd.After(d) {
+		return ctx
+	}
+	c.Context, c.dl = ctx, d
+	return c
+}
+
 func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.dl, true }
 
 func (c *deadlineCtx) Err() error {

@@ -14,6 +14,7 @@ type config struct {
 	fencing        bool
 	tracker        Tracker
 	workers        *Workers
+	attemptTimeout time.Duration
 }
 
 // Option configures a MultiLock.
@@ -32,6 +33,12 @@ func WithClock(clk drift.Clock) Option { return func(c *config) { c.clock = clk 
 // call; they run on a fresh context so a cancelled caller still cleans up.
 // Default 250 ms.
 func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.releaseTimeout = d } }
+
+// WithAttemptTimeout bounds each Acquire, all its phases, by d from its
+// start, on top of its context's deadline. Acquire reads the clock for
+// its start anyway, so the bound costs no reading of its own (and, for
+// DeadlineBound sub-locks, no allocation). Default 0: only the context's.
+func WithAttemptTimeout(d time.Duration) Option { return func(c *config) { c.attemptTimeout = d } }
 
 // WithFencing makes Acquire take a fencing token: the highest counter the
 // granting sub-locks report, written back set-if-greater on a quorum of them

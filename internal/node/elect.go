@@ -26,7 +26,7 @@ var (
 	// The lock's own extend and release bodies, wrapped as a function, then
 	// the election's epilogue: one script, one round trip, as for a lock.
 	electExtendScript  = script("elect-extend", wrapShare("extend", extendLua))
-	electReleaseScript = script("elect-release", wrapShare("release", releaseLua))
+	electReleaseScript = script("elect-release", wrapShare("release", releaseLua+releaseHashLua))
 )
 
 func wrapShare(mode, body string) string {

@@ -20,7 +20,13 @@ func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
 // LockKeys is Lock with the lock's keys given (k must be n.Keys(name)): a
 // caller that locks one name again and again computes them once.
 func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
-	return &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing, fenced: k.fenced}
+	l := &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing, fenced: k.fenced,
+		lockArg: k.lockArg, chanArg: k.chanArg}
+	if l.lockArg == nil { // Keys made by hand
+		l.lockArg, l.chanArg = k.Lock, k.Channel
+	}
+	l.valArg = l.val
+	return l
 }
 
 // FastValue is the string a fast-path acquisition of attempt by owner
@@ -59,8 +65,12 @@ type Lock struct {
 	owner   string
 	attempt string
 	val     string // FastValue(owner, attempt): the fast path's string form
-	fencing bool
-	fenced  *fencedKeys // from ReusedKeys, else nil
+	// keys[0], val and channel as command arguments (Keys.lockArg): the
+	// set and the release of a lone caller share them instead of each
+	// putting the strings in interfaces again.
+	lockArg, valArg, chanArg any
+	fencing                  bool
+	fenced                   *fencedKeys // from ReusedKeys, else nil
 	// held: the caller expects the lock to be held (ExpectHeld), so
 	// Acquire skips the SET NX that would fail.
 	held bool
@@ -144,7 +154,7 @@ func (l *Lock) setNX(ctx context.Context, ttl time.Duration) (bool, error) {
 	// Never PX 0 (SET would keep the key forever): at least 1 ms, as the
 	// scripts' ms() rounds.
 	if b := l.n.batch; b != nil {
-		v, err := b.do(ctx, "set", l.keys[0], l.val, "px", ms(ttl), "nx")
+		v, err := b.do(ctx, "set", l.lockArg, l.valArg, "px", ms(ttl), "nx")
 		if err == redis.Nil {
 			return false, nil
 		}
@@ -358,7 +368,7 @@ func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ct
 var tellWaiters, tellNobody any = "1", "0"
 
 func (l *Lock) release(ctx context.Context, tell any) (bool, error) {
-	s, args := releaseScript, []any{l.val, l.channel, tell}
+	s, args := releaseScript, []any{l.valArg, l.chanArg, tell}
 	if l.leaderKey != "" {
 		s, args = electReleaseScript, append(args, l.leaderChan)
 	}

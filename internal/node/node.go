@@ -190,12 +190,18 @@ type Keys struct {
 	// shared by the attempts made from these Keys (ReusedKeys); nil from
 	// Keys.
 	fenced *fencedKeys
+	// Lock and Channel as command arguments, made once: a string put in
+	// an interface costs an allocation, and a caller that locks one name
+	// again and again keeps its Keys (LockKeys).
+	lockArg, chanArg any
 }
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
 	base := n.prefix + "{" + name + "}"
-	return Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
+	k := Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
+	k.lockArg, k.chanArg = k.Lock, k.Channel
+	return k
 }
 
 // ReusedKeys is Keys for a caller that locks name again and again

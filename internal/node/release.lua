@@ -8,6 +8,11 @@
 -- Returns 1 when this attempt held a share (now given back), 0 otherwise.
 -- Publishes on the unlock channel when the lock became free.
 -- A lock taken by Lock.Acquire's fast path is that same string.
+--
+-- This file runs first, before the prelude (lock_lib.lua) and the hash
+-- form's part (release_hash.lua): a release of a fast-path lock, the lone
+-- caller's common case, returns here without building the prelude's
+-- functions (scripts.go).
 local v = redis.pcall('get', KEYS[1])
 if type(v) == 'string' then
   if v ~= ARGV[1] then return 0 end
@@ -17,30 +22,3 @@ if type(v) == 'string' then
 elseif not v then
   return 0
 end
--- The hash form: split the owner from the attempt (lock_lib.lua).
-local owner, att = split(ARGV[1])
-att = '\0a:' .. att
--- The common case in one read: this attempt's share is the only one (the
--- hash is {owner: 1, att: 1}), so the lock becomes free. Same effect as the
--- general path below, in three calls instead of five.
-local h = redis.call('hgetall', KEYS[1])
-if #h == 4 and h[2] == '1' and h[4] == '1' and
-    ((h[1] == att and h[3] == owner) or (h[3] == att and h[1] == owner)) then
-  redis.call('del', KEYS[1])
-  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
-  return 1
-end
-if redis.call('hdel', KEYS[1], att) == 0 then
-  -- Never granted here, expired, or already given back.
-  return 0
-end
-if redis.call('hincrby', KEYS[1], owner, -1) > 0 then
-  -- The owner still holds it through another acquisition.
-  return 1
-end
-redis.call('hdel', KEYS[1], owner)
--- An empty hash is deleted by Redis itself; other fields mean other holders.
-if redis.call('exists', KEYS[1]) == 0 then
-  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
-end
-return 1

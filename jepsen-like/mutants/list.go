@@ -124,7 +124,7 @@ var List = append([]Mutant{
 	{
 		Name:  "reentrant-partial-release-frees",
 		Bug:   "giving back one of an owner's nested holds deletes the lock",
-		File:  "internal/node/release.lua",
+		File:  "internal/node/release_hash.lua",
 		Old:   "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n",
 		New:   "if redis.call('del', KEYS[1]) < 0 then\n",
 		Cells: []Cell{{"redlock-3", "baseline", "reentrant"}, {"redlock-3", "partition-minority", "reentrant"}},
