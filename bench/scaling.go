@@ -35,9 +35,9 @@ const (
 // restart (docs/defaults.md); the third row shows what that check costs
 // where the Cluster's servers lack that persistence.
 var (
-	scaleStandalone   = fmt.Sprintf("%d standalones", scaleNodes)
-	scaleClusters     = fmt.Sprintf("%d clusters of %d masters", scaleNodes, scaleMasters)
-	scaleClustersRD   = scaleClusters + " + restart detection"
+	scaleStandalone = fmt.Sprintf("%d standalones", scaleNodes)
+	scaleClusters   = fmt.Sprintf("%d clusters of %d masters", scaleNodes, scaleMasters)
+	scaleClustersRD = scaleClusters + " + restart detection"
 	// The same with as many goroutines per master as the standalones had
 	// per node: a cluster's masters each see a third of the traffic, and
 	// shorter pipelines cost more per command.
