@@ -50,7 +50,7 @@ func (r *luaRunner) functionHook(p *server.Peer, cmd string, args []string) bool
 	r.m.Lock()
 	defer r.m.Unlock()
 	if cmd == "FCALL" || cmd == "FCALL_RO" {
-		r.fcall(p, cmd == "FCALL_RO", args)
+		r.script(func() { r.fcall(p, cmd == "FCALL_RO", args) })
 		return true
 	}
 	if len(args) == 0 {

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,9 +39,13 @@ type Group struct {
 	done     chan struct{}
 }
 
+// entry is one replicated write: a command (args), or a script's
+// effects (fx), applied in one MULTI.
 type entry struct {
 	at   time.Time
+	made time.Time // when the master wrote it
 	args []string
+	fx   [][]string
 }
 
 // NewGroup makes a group of two new nodes, name+"-a" (the master) and
@@ -132,6 +138,32 @@ func (g *Group) Rejoin(old *Node) {
 	g.poke()
 }
 
+// logWrite logs a command master n runs for the replica.
+func (g *Group) logWrite(n *Node, cmd string, args []string) {
+	g.add(n, entry{args: append([]string{cmd}, args...)})
+}
+
+// logEffects logs the writes of a script master n ran, as one entry.
+func (g *Group) logEffects(n *Node, fx [][]string) {
+	g.add(n, entry{fx: fx})
+}
+
+// add logs e if n is still the master (a failover since the write lost
+// it, as a write the replica never got).
+func (g *Group) add(n *Node, e entry) {
+	g.mu.Lock()
+	if g.master != n {
+		g.mu.Unlock()
+		return
+	}
+	e.made = time.Now()
+	e.at = e.made.Add(g.Lag)
+	g.log = append(g.log, e)
+	g.sent++
+	g.mu.Unlock()
+	g.poke()
+}
+
 func (g *Group) poke() {
 	select {
 	case g.wake <- struct{}{}:
@@ -148,8 +180,10 @@ func (g *Group) Close() {
 	}
 }
 
-// hook is the group's part of node n's command hook.
-func (g *Group) hook(n *Node, p *server.Peer, cmd string, args []string) bool {
+// hook is the group's part of node n's command hook. effects: cmd is a
+// script whose effects the master's runner hands over (Node.script), so the
+// master does not log the command.
+func (g *Group) hook(n *Node, p *server.Peer, cmd string, args []string, effects bool) bool {
 	g.mu.Lock()
 	isMaster := g.master == n
 	isReplica := g.replica == n
@@ -163,11 +197,12 @@ func (g *Group) hook(n *Node, p *server.Peer, cmd string, args []string) bool {
 		return false
 	}
 	switch {
-	case isMaster:
-		g.log = append(g.log, entry{at: time.Now().Add(g.Lag), args: append([]string{cmd}, args...)})
-		g.sent++
+	case isMaster && effects:
 		g.mu.Unlock()
-		g.poke()
+		return false
+	case isMaster:
+		g.mu.Unlock()
+		g.logWrite(n, cmd, args)
 		return false
 	case isReplica && p.ClientName != replName && !(cmd == "CLIENT"):
 		g.mu.Unlock()
@@ -289,7 +324,7 @@ func (g *Group) stream() {
 				continue
 			}
 		}
-		if _, err := cl.Do(next.args...); err != nil {
+		if err := apply(cl, next, rep); err != nil {
 			// Only I/O fails here (Redis errors are replies): reconnect.
 			_ = cl.Close()
 			cl = nil
@@ -304,6 +339,70 @@ func (g *Group) stream() {
 		}
 		g.mu.Unlock()
 	}
+}
+
+// apply runs e on the replica rep: its command, or its script's effects
+// in one MULTI (all or none of them, should the link drop). A relative
+// expiry becomes absolute, counted from when the master wrote it (Redis 7
+// propagates PEXPIREAT and SET PXAT): the key expires on the replica when
+// it does on the master, not a replication delay later.
+func apply(cl *proto.Client, e *entry, rep *Node) error {
+	if e.fx == nil {
+		_, err := cl.Do(e.args...)
+		return err
+	}
+	written := rep.Clock().Add(-time.Since(e.made))
+	if _, err := cl.Do("MULTI"); err != nil {
+		return err
+	}
+	for _, c := range e.fx {
+		if _, err := cl.Do(absolute(c, written)...); err != nil {
+			return err
+		}
+	}
+	_, err := cl.Do("EXEC")
+	return err
+}
+
+// absolute rewrites command c's relative expiry (PEXPIRE, EXPIRE, SET PX
+// or EX) as an absolute one for a write made at written.
+func absolute(c []string, written time.Time) []string {
+	at := func(v string, unit time.Duration) (string, bool) {
+		d, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		return strconv.FormatInt(written.Add(time.Duration(d)*unit).UnixMilli(), 10), true
+	}
+	switch strings.ToUpper(c[0]) {
+	case "PEXPIRE", "EXPIRE":
+		unit := time.Millisecond
+		if strings.EqualFold(c[0], "EXPIRE") {
+			unit = time.Second
+		}
+		if len(c) == 3 {
+			if v, ok := at(c[2], unit); ok {
+				return []string{"PEXPIREAT", c[1], v}
+			}
+		}
+	case "SET":
+		for i := 3; i+1 < len(c); i++ {
+			unit := time.Millisecond
+			switch strings.ToUpper(c[i]) {
+			case "EX":
+				unit = time.Second
+			case "PX":
+			default:
+				continue
+			}
+			if v, ok := at(c[i+1], unit); ok {
+				out := slices.Clone(c)
+				out[i], out[i+1] = "PXAT", v
+				return out
+			}
+		}
+	}
+	return c
 }
 
 // copyData replaces dst's data with src's (a full resynchronisation): the

@@ -58,6 +58,11 @@ type Node struct {
 	jump  time.Duration
 
 	group *Group // set when the node belongs to a master+replica group
+	// capturing and fx, guarded by m's lock: while a client's script runs
+	// on a group's master (script), the writes it makes, its effects,
+	// which the group replicates instead of the script.
+	capturing bool
+	fx        [][]string
 	// pooled: scripts run on a pooled Lua state (lua.go) instead of
 	// miniredis's fresh one per script.
 	pooled bool
@@ -106,6 +111,9 @@ func (n *Node) fresh() *miniredis.Miniredis {
 	n.setAt = n.clockLocked()
 	m.SetTime(n.setAt)
 	lr := newLuaRunner(m, n.pooled)
+	if lr != nil {
+		lr.around = n.script
+	}
 	n.lua = lr
 	m.Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
 		return n.hook(m, lr, p, cmd, args)
@@ -409,10 +417,17 @@ func (n *Node) serve(c net.Conn) error {
 // hook runs before every command m executes; true means it answered. lr
 // is m's Lua runner, nil when miniredis runs the scripts.
 func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd string, args []string) bool {
-	if nested(p) || p.ClientName == loaderName {
+	if nested(p) {
 		// A command a script runs: it belongs to the script's command,
-		// which passed here already (and holds the server's lock). Or the
-		// runner loading an EVAL's script into m's cache, for an EVAL
+		// which passed here already (and holds the server's lock). A
+		// write is one of the script's effects.
+		if n.capturing && isWrite(cmd) {
+			n.fx = append(n.fx, append([]string{cmd}, args...))
+		}
+		return false
+	}
+	if p.ClientName == loaderName {
+		// The runner loading an EVAL's script into m's cache, for an EVAL
 		// that passed here already.
 		return false
 	}
@@ -433,7 +448,8 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 	m.SetTime(n.setAt)
 	g := n.group
 	n.mu.Unlock()
-	if g != nil && g.hook(n, p, cmd, args) {
+	effects := lr != nil && isScript(cmd)
+	if g != nil && g.hook(n, p, cmd, args, effects) {
 		return true
 	}
 	switch strings.ToUpper(cmd) {
@@ -448,7 +464,50 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 			return true
 		}
 	}
-	return lr != nil && lr.hook(p, cmd, args)
+	if lr == nil {
+		return false
+	}
+	if lr.hook(p, cmd, args) {
+		return true
+	}
+	if effects && g != nil {
+		// miniredis runs this script itself, where its effects cannot be
+		// told from other writes: the replica runs the script.
+		g.logWrite(n, cmd, args)
+	}
+	return false
+}
+
+// isScript: the commands that run a script, whose effects a group
+// replicates when the node's runner runs it.
+func isScript(cmd string) bool {
+	switch strings.ToUpper(cmd) {
+	case "EVAL", "EVALSHA", "FCALL", "FCALL_RO":
+		return true
+	}
+	return false
+}
+
+// script runs a client's script (run) on the node's runner, m locked. On
+// a group's master it keeps the script's writes and hands them to the group
+// as one entry, as Redis 7 replicates a script: its effects in a MULTI, not
+// the script. A replica that ran the script again could come to another
+// answer (a key that expired there meanwhile, TIME, a backlog applied late)
+// and hold what the master does not, while WAIT counts the entry as
+// acknowledged. A script that wrote nothing sends nothing.
+func (n *Node) script(run func()) {
+	g := n.group
+	if g == nil || g.Master() != n {
+		run()
+		return
+	}
+	n.capturing, n.fx = true, nil
+	run()
+	fx := n.fx
+	n.capturing, n.fx = false, nil
+	if len(fx) > 0 {
+		g.logEffects(n, fx)
+	}
 }
 
 // readOnly are commands a replica serves and a master does not log. Every
