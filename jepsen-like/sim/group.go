@@ -324,7 +324,7 @@ func (g *Group) stream() {
 				continue
 			}
 		}
-		if err := apply(cl, next, rep); err != nil {
+		if err := apply(cl, next); err != nil {
 			// Only I/O fails here (Redis errors are replies): reconnect.
 			_ = cl.Close()
 			cl = nil
@@ -341,22 +341,24 @@ func (g *Group) stream() {
 	}
 }
 
-// apply runs e on the replica rep: its command, or its script's effects
-// in one MULTI (all or none of them, should the link drop). A relative
-// expiry becomes absolute, counted from when the master wrote it (Redis 7
-// propagates PEXPIREAT and SET PXAT): the key expires on the replica when
-// it does on the master, not a replication delay later.
-func apply(cl *proto.Client, e *entry, rep *Node) error {
+// apply runs e on the replica: its command, or its script's effects in
+// one MULTI (all or none of them, should the link drop). A relative
+// expiry is shortened by the time since the master wrote it, as Redis 7
+// propagates expiries as absolute times (PEXPIREAT, SET PXAT): the key
+// expires on the replica when it does on the master, not a replication
+// delay later. (Not SET PXAT itself: miniredis reads its clock for it
+// outside its lock.)
+func apply(cl *proto.Client, e *entry) error {
 	if e.fx == nil {
 		_, err := cl.Do(e.args...)
 		return err
 	}
-	written := rep.Clock().Add(-time.Since(e.made))
+	age := time.Since(e.made)
 	if _, err := cl.Do("MULTI"); err != nil {
 		return err
 	}
 	for _, c := range e.fx {
-		if _, err := cl.Do(absolute(c, written)...); err != nil {
+		if _, err := cl.Do(aged(c, age)...); err != nil {
 			return err
 		}
 	}
@@ -364,15 +366,17 @@ func apply(cl *proto.Client, e *entry, rep *Node) error {
 	return err
 }
 
-// absolute rewrites command c's relative expiry (PEXPIRE, EXPIRE, SET PX
-// or EX) as an absolute one for a write made at written.
-func absolute(c []string, written time.Time) []string {
-	at := func(v string, unit time.Duration) (string, bool) {
+// aged rewrites command c's relative expiry (PEXPIRE, EXPIRE, SET PX or
+// EX) for a write made age ago: age less of it, in milliseconds. PEXPIRE
+// of 0 or less deletes the key, as a PEXPIREAT in the past does; SET gets
+// at least 1 ms (it refuses 0).
+func aged(c []string, age time.Duration) []string {
+	left := func(v string, unit time.Duration) (int64, bool) {
 		d, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return "", false
+			return 0, false
 		}
-		return strconv.FormatInt(written.Add(time.Duration(d)*unit).UnixMilli(), 10), true
+		return (time.Duration(d)*unit - age).Milliseconds(), true
 	}
 	switch strings.ToUpper(c[0]) {
 	case "PEXPIRE", "EXPIRE":
@@ -381,8 +385,8 @@ func absolute(c []string, written time.Time) []string {
 			unit = time.Second
 		}
 		if len(c) == 3 {
-			if v, ok := at(c[2], unit); ok {
-				return []string{"PEXPIREAT", c[1], v}
+			if ms, ok := left(c[2], unit); ok {
+				return []string{"PEXPIRE", c[1], strconv.FormatInt(ms, 10)}
 			}
 		}
 	case "SET":
@@ -395,9 +399,9 @@ func absolute(c []string, written time.Time) []string {
 			default:
 				continue
 			}
-			if v, ok := at(c[i+1], unit); ok {
+			if ms, ok := left(c[i+1], unit); ok {
 				out := slices.Clone(c)
-				out[i], out[i+1] = "PXAT", v
+				out[i], out[i+1] = "PX", strconv.FormatInt(max(ms, 1), 10)
 				return out
 			}
 		}

@@ -68,8 +68,12 @@ type luaRunner struct {
 	// client: it calls run once, m locked (the node's replication of a
 	// script's effects, node.go).
 	around func(run func())
-	libs   map[string]*funcLibrary // Redis Functions (functions.go)
-	funcs  map[string]*luaFunction
+	// capturing and fx: while around captures a script's effects, the
+	// writes it makes (node.go).
+	capturing bool
+	fx        [][]string
+	libs      map[string]*funcLibrary // Redis Functions (functions.go)
+	funcs     map[string]*luaFunction
 }
 
 // loaderName is the client name of the peer an EVAL of a script the runner

@@ -58,11 +58,6 @@ type Node struct {
 	jump  time.Duration
 
 	group *Group // set when the node belongs to a master+replica group
-	// capturing and fx, guarded by m's lock: while a client's script runs
-	// on a group's master (script), the writes it makes, its effects,
-	// which the group replicates instead of the script.
-	capturing bool
-	fx        [][]string
 	// pooled: scripts run on a pooled Lua state (lua.go) instead of
 	// miniredis's fresh one per script.
 	pooled bool
@@ -112,7 +107,7 @@ func (n *Node) fresh() *miniredis.Miniredis {
 	m.SetTime(n.setAt)
 	lr := newLuaRunner(m, n.pooled)
 	if lr != nil {
-		lr.around = n.script
+		lr.around = func(run func()) { n.script(lr, run) }
 	}
 	n.lua = lr
 	m.Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
@@ -421,8 +416,8 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 		// A command a script runs: it belongs to the script's command,
 		// which passed here already (and holds the server's lock). A
 		// write is one of the script's effects.
-		if n.capturing && isWrite(cmd) {
-			n.fx = append(n.fx, append([]string{cmd}, args...))
+		if lr != nil && lr.capturing && isWrite(cmd) {
+			lr.fx = append(lr.fx, append([]string{cmd}, args...))
 		}
 		return false
 	}
@@ -488,23 +483,23 @@ func isScript(cmd string) bool {
 	return false
 }
 
-// script runs a client's script (run) on the node's runner, m locked. On
+// script runs a client's script (run) on m's runner lr, m locked. On
 // a group's master it keeps the script's writes and hands them to the group
 // as one entry, as Redis 7 replicates a script: its effects in a MULTI, not
 // the script. A replica that ran the script again could come to another
 // answer (a key that expired there meanwhile, TIME, a backlog applied late)
 // and hold what the master does not, while WAIT counts the entry as
 // acknowledged. A script that wrote nothing sends nothing.
-func (n *Node) script(run func()) {
+func (n *Node) script(lr *luaRunner, run func()) {
 	g := n.group
 	if g == nil || g.Master() != n {
 		run()
 		return
 	}
-	n.capturing, n.fx = true, nil
+	lr.capturing, lr.fx = true, nil
 	run()
-	fx := n.fx
-	n.capturing, n.fx = false, nil
+	fx := lr.fx
+	lr.capturing, lr.fx = false, nil
 	if len(fx) > 0 {
 		g.logEffects(n, fx)
 	}
