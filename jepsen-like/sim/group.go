@@ -14,8 +14,9 @@ import (
 )
 
 // Group is a master + replica pair with asynchronous replication: the
-// master logs every write, and a replication stream applies the log on
-// the replica Lag later, in order. Cutting the link stops the stream (the
+// master logs every write (of a script, the writes it made: Node.script),
+// and a replication stream applies the log on the replica Lag later, in
+// order. Cutting the link stops the stream (the
 // log waits, as Redis's backlog does); a failover promotes the replica
 // with whatever it has applied, losing the rest. Clients that follow the
 // group dial its name (an alias of the current master).

@@ -506,8 +506,9 @@ func (n *Node) script(lr *luaRunner, run func()) {
 }
 
 // readOnly are commands a replica serves and a master does not log. Every
-// other command is replicated (scripts included: the replica runs the same
-// script, as Redis before effects replication did).
+// other command is replicated: as it is, or for a script the runner runs,
+// the writes it made (Node.script); a script miniredis runs itself
+// (SIM_LUA=miniredis, or queued in MULTI) is replayed on the replica.
 var readOnly = map[string]bool{
 	"PING": true, "HELLO": true, "CLIENT": true, "INFO": true, "TIME": true, "ECHO": true,
 	"SELECT": true, "COMMAND": true, "QUIT": true, "CONFIG": true, "DBSIZE": true, "WAIT": true,
