@@ -19,7 +19,8 @@
 //     persistence the data survives (AOF, appendfsync always), without it
 //     the node comes back empty.
 //   - A Group is a master + replica with asynchronous replication (a log
-//     applied Lag later, in order). Cut stops it, Failover promotes the
+//     applied Lag later, in order; a script's effects, not the script, with
+//     its expiries as the master set them, as Redis 7 does). Cut stops it, Failover promotes the
 //     replica with what it has applied (split brain: clients that kept the
 //     old master's address still reach it), Rejoin resynchronises the old
 //     master as the new replica.

@@ -43,14 +43,14 @@ func (r *luaRunner) functionHook(p *server.Peer, cmd string, args []string) bool
 		if cmd == "FCALL" || cmd == "FCALL_RO" {
 			// Inside MULTI (the node's transactions read a lock with
 			// FCALL beside other commands): EXEC runs it, m locked.
-			return r.queue(p, func(p *server.Peer) { r.fcall(p, cmd == "FCALL_RO", args) })
+			return r.queue(p, func(p *server.Peer) { r.script(func() { r.fcall(p, cmd == "FCALL_RO", args) }) })
 		}
 		return false // miniredis says it does not know the command
 	}
 	r.m.Lock()
 	defer r.m.Unlock()
 	if cmd == "FCALL" || cmd == "FCALL_RO" {
-		r.fcall(p, cmd == "FCALL_RO", args)
+		r.script(func() { r.fcall(p, cmd == "FCALL_RO", args) })
 		return true
 	}
 	if len(args) == 0 {

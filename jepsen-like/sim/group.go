@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,8 +14,9 @@ import (
 )
 
 // Group is a master + replica pair with asynchronous replication: the
-// master logs every write, and a replication stream applies the log on
-// the replica Lag later, in order. Cutting the link stops the stream (the
+// master logs every write (of a script, the writes it made: Node.script),
+// and a replication stream applies the log on the replica Lag later, in
+// order. Cutting the link stops the stream (the
 // log waits, as Redis's backlog does); a failover promotes the replica
 // with whatever it has applied, losing the rest. Clients that follow the
 // group dial its name (an alias of the current master).
@@ -37,9 +40,13 @@ type Group struct {
 	done     chan struct{}
 }
 
+// entry is one replicated write: a command (args), or a script's
+// effects (fx), applied in one MULTI.
 type entry struct {
 	at   time.Time
+	made time.Time // when the master wrote it
 	args []string
+	fx   [][]string
 }
 
 // NewGroup makes a group of two new nodes, name+"-a" (the master) and
@@ -132,6 +139,32 @@ func (g *Group) Rejoin(old *Node) {
 	g.poke()
 }
 
+// logWrite logs a command master n runs for the replica.
+func (g *Group) logWrite(n *Node, cmd string, args []string) {
+	g.add(n, entry{args: append([]string{cmd}, args...)})
+}
+
+// logEffects logs the writes of a script master n ran, as one entry.
+func (g *Group) logEffects(n *Node, fx [][]string) {
+	g.add(n, entry{fx: fx})
+}
+
+// add logs e if n is still the master (a failover since the write lost
+// it, as a write the replica never got).
+func (g *Group) add(n *Node, e entry) {
+	g.mu.Lock()
+	if g.master != n {
+		g.mu.Unlock()
+		return
+	}
+	e.made = time.Now()
+	e.at = e.made.Add(g.Lag)
+	g.log = append(g.log, e)
+	g.sent++
+	g.mu.Unlock()
+	g.poke()
+}
+
 func (g *Group) poke() {
 	select {
 	case g.wake <- struct{}{}:
@@ -148,8 +181,10 @@ func (g *Group) Close() {
 	}
 }
 
-// hook is the group's part of node n's command hook.
-func (g *Group) hook(n *Node, p *server.Peer, cmd string, args []string) bool {
+// hook is the group's part of node n's command hook. effects: cmd is a
+// script whose effects the master's runner hands over (Node.script), so the
+// master does not log the command.
+func (g *Group) hook(n *Node, p *server.Peer, cmd string, args []string, effects bool) bool {
 	g.mu.Lock()
 	isMaster := g.master == n
 	isReplica := g.replica == n
@@ -163,11 +198,12 @@ func (g *Group) hook(n *Node, p *server.Peer, cmd string, args []string) bool {
 		return false
 	}
 	switch {
-	case isMaster:
-		g.log = append(g.log, entry{at: time.Now().Add(g.Lag), args: append([]string{cmd}, args...)})
-		g.sent++
+	case isMaster && effects:
 		g.mu.Unlock()
-		g.poke()
+		return false
+	case isMaster:
+		g.mu.Unlock()
+		g.logWrite(n, cmd, args)
 		return false
 	case isReplica && p.ClientName != replName && !(cmd == "CLIENT"):
 		g.mu.Unlock()
@@ -289,7 +325,7 @@ func (g *Group) stream() {
 				continue
 			}
 		}
-		if _, err := cl.Do(next.args...); err != nil {
+		if err := apply(cl, next); err != nil {
 			// Only I/O fails here (Redis errors are replies): reconnect.
 			_ = cl.Close()
 			cl = nil
@@ -304,6 +340,74 @@ func (g *Group) stream() {
 		}
 		g.mu.Unlock()
 	}
+}
+
+// apply runs e on the replica: its command, or its script's effects in
+// one MULTI (all or none of them, should the link drop). A relative
+// expiry is shortened by the time since the master wrote it, as Redis 7
+// propagates expiries as absolute times (PEXPIREAT, SET PXAT): the key
+// expires on the replica when it does on the master, not a replication
+// delay later. (Not SET PXAT itself: miniredis reads its clock for it
+// outside its lock.)
+func apply(cl *proto.Client, e *entry) error {
+	if e.fx == nil {
+		_, err := cl.Do(e.args...)
+		return err
+	}
+	age := time.Since(e.made)
+	if _, err := cl.Do("MULTI"); err != nil {
+		return err
+	}
+	for _, c := range e.fx {
+		if _, err := cl.Do(aged(c, age)...); err != nil {
+			return err
+		}
+	}
+	_, err := cl.Do("EXEC")
+	return err
+}
+
+// aged rewrites command c's relative expiry (PEXPIRE, EXPIRE, SET PX or
+// EX) for a write made age ago: age less of it, in milliseconds. PEXPIRE
+// of 0 or less deletes the key, as a PEXPIREAT in the past does; SET gets
+// at least 1 ms (it refuses 0).
+func aged(c []string, age time.Duration) []string {
+	left := func(v string, unit time.Duration) (int64, bool) {
+		d, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return (time.Duration(d)*unit - age).Milliseconds(), true
+	}
+	switch strings.ToUpper(c[0]) {
+	case "PEXPIRE", "EXPIRE":
+		unit := time.Millisecond
+		if strings.EqualFold(c[0], "EXPIRE") {
+			unit = time.Second
+		}
+		if len(c) == 3 {
+			if ms, ok := left(c[2], unit); ok {
+				return []string{"PEXPIRE", c[1], strconv.FormatInt(ms, 10)}
+			}
+		}
+	case "SET":
+		for i := 3; i+1 < len(c); i++ {
+			unit := time.Millisecond
+			switch strings.ToUpper(c[i]) {
+			case "EX":
+				unit = time.Second
+			case "PX":
+			default:
+				continue
+			}
+			if ms, ok := left(c[i+1], unit); ok {
+				out := slices.Clone(c)
+				out[i], out[i+1] = "PX", strconv.FormatInt(max(ms, 1), 10)
+				return out
+			}
+		}
+	}
+	return c
 }
 
 // copyData replaces dst's data with src's (a full resynchronisation): the

@@ -62,10 +62,18 @@ type luaRunner struct {
 	out     bytes.Buffer
 	w       *bufio.Writer
 	r       *bufio.Reader
-	sha     string                  // of the script running (a function's name)
-	runs    int                     // scripts run, for tests
-	libs    map[string]*funcLibrary // Redis Functions (functions.go)
-	funcs   map[string]*luaFunction
+	sha     string // of the script running (a function's name)
+	runs    int    // scripts run, for tests
+	// around, when set, runs each script (EVAL, EVALSHA, FCALL) of a
+	// client: it calls run once, m locked (the node's replication of a
+	// script's effects, node.go).
+	around func(run func())
+	// capturing and fx: while around captures a script's effects, the
+	// writes it makes (node.go).
+	capturing bool
+	fx        [][]string
+	libs      map[string]*funcLibrary // Redis Functions (functions.go)
+	funcs     map[string]*luaFunction
 }
 
 // loaderName is the client name of the peer an EVAL of a script the runner
@@ -223,9 +231,18 @@ func (r *luaRunner) hook(p *server.Peer, cmd string, args []string) bool {
 		r.mu.Unlock()
 	}
 	r.m.Lock()
-	r.run(p, sha, proto, args[2:2+nkeys], args[2+nkeys:])
+	r.script(func() { r.run(p, sha, proto, args[2:2+nkeys], args[2+nkeys:]) })
 	r.m.Unlock()
 	return true
+}
+
+// script runs run through around, if set. Called with m locked.
+func (r *luaRunner) script(run func()) {
+	if r.around == nil {
+		run()
+		return
+	}
+	r.around(run)
 }
 
 // learn follows SCRIPT LOAD and SCRIPT FLUSH into the runner's cache

@@ -106,6 +106,9 @@ func (n *Node) fresh() *miniredis.Miniredis {
 	n.setAt = n.clockLocked()
 	m.SetTime(n.setAt)
 	lr := newLuaRunner(m, n.pooled)
+	if lr != nil {
+		lr.around = func(run func()) { n.script(lr, run) }
+	}
 	n.lua = lr
 	m.Server().SetPreHook(func(p *server.Peer, cmd string, args ...string) bool {
 		return n.hook(m, lr, p, cmd, args)
@@ -409,10 +412,17 @@ func (n *Node) serve(c net.Conn) error {
 // hook runs before every command m executes; true means it answered. lr
 // is m's Lua runner, nil when miniredis runs the scripts.
 func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd string, args []string) bool {
-	if nested(p) || p.ClientName == loaderName {
+	if nested(p) {
 		// A command a script runs: it belongs to the script's command,
-		// which passed here already (and holds the server's lock). Or the
-		// runner loading an EVAL's script into m's cache, for an EVAL
+		// which passed here already (and holds the server's lock). A
+		// write is one of the script's effects.
+		if lr != nil && lr.capturing && isWrite(cmd) {
+			lr.fx = append(lr.fx, append([]string{cmd}, args...))
+		}
+		return false
+	}
+	if p.ClientName == loaderName {
+		// The runner loading an EVAL's script into m's cache, for an EVAL
 		// that passed here already.
 		return false
 	}
@@ -433,7 +443,8 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 	m.SetTime(n.setAt)
 	g := n.group
 	n.mu.Unlock()
-	if g != nil && g.hook(n, p, cmd, args) {
+	effects := lr != nil && isScript(cmd)
+	if g != nil && g.hook(n, p, cmd, args, effects) {
 		return true
 	}
 	switch strings.ToUpper(cmd) {
@@ -448,12 +459,56 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 			return true
 		}
 	}
-	return lr != nil && lr.hook(p, cmd, args)
+	if lr == nil {
+		return false
+	}
+	if lr.hook(p, cmd, args) {
+		return true
+	}
+	if effects && g != nil {
+		// miniredis runs this script itself, where its effects cannot be
+		// told from other writes: the replica runs the script.
+		g.logWrite(n, cmd, args)
+	}
+	return false
+}
+
+// isScript: the commands that run a script, whose effects a group
+// replicates when the node's runner runs it.
+func isScript(cmd string) bool {
+	switch strings.ToUpper(cmd) {
+	case "EVAL", "EVALSHA", "FCALL", "FCALL_RO":
+		return true
+	}
+	return false
+}
+
+// script runs a client's script (run) on m's runner lr, m locked. On
+// a group's master it keeps the script's writes and hands them to the group
+// as one entry, as Redis 7 replicates a script: its effects in a MULTI, not
+// the script. A replica that ran the script again could come to another
+// answer (a key that expired there meanwhile, TIME, a backlog applied late)
+// and hold what the master does not, while WAIT counts the entry as
+// acknowledged. A script that wrote nothing sends nothing.
+func (n *Node) script(lr *luaRunner, run func()) {
+	g := n.group
+	if g == nil || g.Master() != n {
+		run()
+		return
+	}
+	lr.capturing, lr.fx = true, nil
+	run()
+	fx := lr.fx
+	lr.capturing, lr.fx = false, nil
+	if len(fx) > 0 {
+		g.logEffects(n, fx)
+	}
 }
 
 // readOnly are commands a replica serves and a master does not log. Every
-// other command is replicated (scripts included: the replica runs the same
-// script, as Redis before effects replication did).
+// other command is replicated: as it is, or for a script the runner runs,
+// the writes it made (Node.script); a script miniredis runs itself
+// (SIM_LUA=miniredis, or queued in MULTI) is replayed on the replica.
 var readOnly = map[string]bool{
 	"PING": true, "HELLO": true, "CLIENT": true, "INFO": true, "TIME": true, "ECHO": true,
 	"SELECT": true, "COMMAND": true, "QUIT": true, "CONFIG": true, "DBSIZE": true, "WAIT": true,
