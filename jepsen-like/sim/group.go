@@ -140,8 +140,27 @@ func (g *Group) Rejoin(old *Node) {
 }
 
 // logWrite logs a command master n runs for the replica.
+// A key the command writes that the master no longer has (expired, or
+// never there) is deleted on the replica first, as a Redis master sends a
+// DEL when it finds a key expired: the simulated replica expires keys on
+// its own clock, and a SET NX the master granted must not fail there on
+// the last holder's key.
 func (g *Group) logWrite(n *Node, cmd string, args []string) {
+	if k, ok := plainKey(cmd, args); ok && !n.Miniredis().Exists(k) {
+		g.add(n, entry{args: []string{"DEL", k}})
+	}
 	g.add(n, entry{args: append([]string{cmd}, args...)})
+}
+
+// plainKey is the key a plain (not script) write command names first.
+func plainKey(cmd string, args []string) (string, bool) {
+	switch strings.ToUpper(cmd) {
+	case "SET", "PEXPIRE", "EXPIRE", "INCR", "INCRBY", "HSET", "HINCRBY":
+		if len(args) > 0 {
+			return args[0], true
+		}
+	}
+	return "", false
 }
 
 // logEffects logs the writes of a script master n ran, as one entry.

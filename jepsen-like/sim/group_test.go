@@ -72,3 +72,41 @@ return 0`
 		}
 	})
 }
+
+// A plain SET NX the master grants after the last holder's key expired
+// there reaches a replica that still has that key (its clock runs slower)
+// as a DEL first, as a Redis master sends one when it finds a key
+// expired: otherwise the SET fails on the replica, WAIT counts it, and a
+// failover promotes the last holder's key instead of the new one.
+func TestGroupReplicatesExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		nw := NewNet(1)
+		g := NewGroup(nw, "g0", 2*time.Millisecond)
+		defer g.Close()
+		cl := redis.NewClient(ClientOptions(nw, "w0", "g0"))
+		defer cl.Close()
+		wait := func() {
+			t.Helper()
+			if n, err := cl.Do(ctx, "wait", 1, 500).Int64(); err != nil || n != 1 {
+				t.Fatalf("WAIT 1: %d, %v", n, err)
+			}
+		}
+		if ok, err := cl.SetNX(ctx, "k", "a", 100*time.Millisecond).Result(); !ok || err != nil {
+			t.Fatalf("a: %v %v", ok, err)
+		}
+		wait()
+		g.Replica().SetRate(0.5)
+		time.Sleep(150 * time.Millisecond) // gone on the master, not on the replica
+		if !g.Replica().Miniredis().Exists("k") {
+			t.Fatal("a's key already expired on the slower replica: the test shows nothing")
+		}
+		if ok, err := cl.SetNX(ctx, "k", "b", time.Second).Result(); !ok || err != nil {
+			t.Fatalf("b: %v %v", ok, err)
+		}
+		wait()
+		if rv, _ := g.Replica().Miniredis().Get("k"); rv != "b" {
+			t.Fatalf("k on the replica that acknowledged the grant: %q, want b", rv)
+		}
+	})
+}
