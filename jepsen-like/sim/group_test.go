@@ -24,11 +24,8 @@ end
 return 0`
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		nw := NewNet(1)
-		g := NewGroup(nw, "g0", 2*time.Millisecond)
-		defer g.Close()
-		cl := redis.NewClient(ClientOptions(nw, "w0", "g0"))
-		defer cl.Close()
+		g, cl, done := newTestGroup()
+		defer done()
 		tryTake := func(owner string, ms int) int64 {
 			t.Helper()
 			v, err := cl.Eval(ctx, take, []string{"k"}, owner, ms).Int64()
@@ -81,11 +78,8 @@ return 0`
 func TestGroupReplicatesExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		nw := NewNet(1)
-		g := NewGroup(nw, "g0", 2*time.Millisecond)
-		defer g.Close()
-		cl := redis.NewClient(ClientOptions(nw, "w0", "g0"))
-		defer cl.Close()
+		g, cl, done := newTestGroup()
+		defer done()
 		wait := func() {
 			t.Helper()
 			if n, err := cl.Do(ctx, "wait", 1, 500).Int64(); err != nil || n != 1 {
@@ -109,4 +103,16 @@ func TestGroupReplicatesExpiry(t *testing.T) {
 			t.Fatalf("k on the replica that acknowledged the grant: %q, want b", rv)
 		}
 	})
+}
+
+// newTestGroup is a group g0 (2 ms replication lag) and a client of it,
+// made inside the caller's synctest bubble; done closes both.
+func newTestGroup() (*Group, *redis.Client, func()) {
+	nw := NewNet(1)
+	g := NewGroup(nw, "g0", 2*time.Millisecond)
+	cl := redis.NewClient(ClientOptions(nw, "w0", "g0"))
+	return g, cl, func() {
+		_ = cl.Close()
+		g.Close()
+	}
 }
