@@ -13,9 +13,9 @@ const rearmFraction = 100
 // fencedKeys is what the fencing fast path (acquireFenced) keeps for one
 // name on one node between the attempts made from one ReusedKeys.
 type fencedKeys struct {
-	// lock, fence: Keys.Lock and Keys.Fence as command arguments, boxed
-	// once instead of per attempt.
-	lock, fence any
+	// fence: Keys.Fence as a command argument, boxed once instead of per
+	// attempt (the lock's key and value are the Lock's lockArg, valArg).
+	fence any
 	// ttl: the last ttl argument in ms, boxed (*msArg).
 	ttl atomic.Pointer[msArg]
 	// rearmed: monotonic() when the last PEXPIRE of the counter that

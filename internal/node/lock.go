@@ -225,13 +225,13 @@ const fenceSeeded = 1 << 32
 func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bool, fence int64, done bool, err error) {
 	f := l.fenced
 	if f == nil {
-		f = &fencedKeys{lock: l.keys[0], fence: l.keys[1]}
+		f = &fencedKeys{fence: l.keys[1]}
 	}
 	now := monotonic()
 	rearm := f.due(now, l.n.rearmEvery)
 	// One array for the commands' arguments: slices of it, no allocation of
 	// their own (a lone caller's allocations).
-	args := [...]any{"set", f.lock, l.val, "px", f.ttlArg(ttl), "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
+	args := [...]any{"set", l.lockArg, l.valArg, "px", f.ttlArg(ttl), "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
 	more := [2][]any{args[6:8:8], args[8:11:11]}
 	var vals [3]any
 	n := 2

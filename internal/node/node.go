@@ -211,7 +211,7 @@ func (n *Node) Keys(name string) Keys {
 // see acquireFenced).
 func (n *Node) ReusedKeys(name string) Keys {
 	k := n.Keys(name)
-	k.fenced = &fencedKeys{lock: k.Lock, fence: k.Fence}
+	k.fenced = &fencedKeys{fence: k.Fence}
 	return k
 }
 
