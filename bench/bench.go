@@ -50,6 +50,12 @@ type spec struct {
 	// stats reads the servers' INFO commandstats around every run even
 	// without QUORUMLOCK_BENCH_STATS (the functions case's server µs).
 	stats bool
+	// turns splits a round into this many shorter turns of every entry,
+	// taken in rotation (0: one). For one goroutine: this machine switches
+	// between two speeds for single-goroutine loops on a scale of seconds,
+	// and a pair of turns of 100 ms is far more often within one speed than
+	// a pair of 500 ms.
+	turns int
 }
 
 type bench struct {
@@ -112,6 +118,18 @@ func (b *bench) close() {
 
 const tuned = 5 * time.Millisecond
 
+// lockUnlock makes the case's work Lock+Unlock in a loop by each of its
+// goroutines for d per round, after a warm-up of d/5; with one goroutine
+// the round is taken in 5 turns of d/5 (spec.turns).
+func (s *spec) lockUnlock(d time.Duration) {
+	s.warm = pairs(s.goroutines, d/5)
+	if s.goroutines == 1 {
+		s.turns = 5
+		d /= 5
+	}
+	s.work = pairs(s.goroutines, d)
+}
+
 // specs lists the cases in the order they run.
 func (b *bench) specs() []*spec {
 	var out []*spec
@@ -147,8 +165,7 @@ func (b *bench) specs() []*spec {
 			// next to "quorumlock" (fencing off, as the peers).
 			s.entries = append(s.entries, b.entry(1, recommended, "defaults", adapters.Config{Kind: adapters.Quorumlock, Fencing: true}))
 		}
-		s.work = pairs(g, b.o.dur)
-		s.warm = pairs(g, b.o.dur/5)
+		s.lockUnlock(b.o.dur)
 		return s
 	}
 	for _, n := range []int{1, 3, 5} {
@@ -225,8 +242,7 @@ func (b *bench) specs() []*spec {
 				fencedUnbatched := b.entry(5, recommended, "fencing unbatched", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithBatching(false)}})
 				s.entries = append(s.entries, fencedUnbatched, unbatched(5))
 			}
-			s.work = pairs(g, b.o.dur)
-			s.warm = pairs(g, b.o.dur/5)
+			s.lockUnlock(b.o.dur)
 			out = append(out, s)
 		}
 	}
@@ -244,8 +260,7 @@ func (b *bench) specs() []*spec {
 			b.entry(n, recommended, "defaults + restart detection on every node", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithRestartDetection(0)}}),
 			b.entry(n, recommended, "defaults - restart detection", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithoutRestartDetection()}}),
 		}
-		s.work = pairs(1, b.o.dur)
-		s.warm = pairs(1, b.o.dur/5)
+		s.lockUnlock(b.o.dur)
 		out = append(out, s)
 	}
 	out = append(out, functionsSpec(b))
@@ -331,7 +346,7 @@ func (b *bench) runSpec(ctx context.Context, s *spec) error {
 			s.warm(ctx, e, name(e)+":warm")
 		}
 	}
-	for r := 0; r < b.o.rounds; r++ {
+	for r := 0; r < b.o.rounds*max(s.turns, 1); r++ {
 		// Rotate the order every round: nobody always goes first.
 		for k := range s.entries {
 			e := s.entries[(k+r)%len(s.entries)]

@@ -25,8 +25,7 @@ func functionsSpec(b *bench) *spec {
 			Quorum: []quorum.Option{quorum.WithFunctions(functions)}})
 	}
 	s.entries = []*entry{mk("", false, false), mk("functions", false, true), mk("fencing", true, false), mk("fencing functions", true, true)}
-	s.work = pairs(1, b.o.dur)
-	s.warm = pairs(1, b.o.dur/5)
+	s.lockUnlock(b.o.dur)
 	return s
 }
 

@@ -158,6 +158,7 @@ type Client struct {
 	closed  atomic.Bool
 	leaseMu sync.Mutex              // guards leases and the setting of closed
 	leases  map[*Lease]struct{}     // held leases, ended by Close (closing.go)
+	due     dueQueue                // the leases' renewals and expiries (due.go)
 	owned   []redis.UniversalClient // made by Dial: closed by Close
 
 	mlOptsOnce sync.Once
@@ -298,6 +299,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.endLeases(leases)
+	c.due.stop()
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
 	c.stopObservers() // election.go; they are counted in wg

@@ -42,6 +42,11 @@ func TestCloseEndsLeasesAndReleases(t *testing.T) {
 	if !errors.Is(lease.Err(), ErrClosed) {
 		t.Errorf("lease.Err() = %v, want ErrClosed", lease.Err())
 	}
+	a.due.mu.Lock()
+	if n := len(a.due.h); n != 0 {
+		t.Errorf("%d leases still queued for renewal after Close", n)
+	}
+	a.due.mu.Unlock()
 	// Released by Close: another client gets it now, with no wait for the
 	// TTL.
 	if l2, err := mustMutex(t, b, "job").TryLock(ctx); err != nil {

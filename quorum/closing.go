@@ -112,7 +112,7 @@ func (l *Lease) closeByClient(ctx context.Context) {
 		return
 	}
 	l.unlocked, l.closed = true, true
-	l.timer.Stop()
+	l.m.c.due.cancel(l)
 	l.mu.Unlock()
 	l.renewing.Wait()
 	ended := l.Err()

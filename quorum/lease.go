@@ -37,10 +37,12 @@ type Lease struct {
 	cause  error // why the lease ended; nil while it holds
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// timer drives the watchdog (renew every ttl/3) or, for a fixed lease
-	// time, fires at the validity's end. A timer instead of a goroutine per
-	// lease: nothing runs between renewals, and Unlock only stops it.
-	timer    *time.Timer
+	// due and qi place the lease in its client's dueQueue (due.go), which
+	// runs the watchdog (renew every ttl/3) or, for a fixed lease time, ends
+	// the lease at its validity's end: nothing runs between renewals, and
+	// Unlock only takes the lease out of the queue.
+	due      time.Time
+	qi       int
 	renewing sync.WaitGroup
 	acquired time.Time // when the lease was obtained, with an observer (observer.go: hold time)
 }
@@ -49,7 +51,7 @@ type Lease struct {
 // closed while it was being acquired, the lock is given back at once and
 // the error wraps ErrClosed.
 func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) (*Lease, error) {
-	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, acquired: m.c.observedNow()}
+	l := &Lease{m: m, ml: ml, owner: owner, ttl: m.ttl(), watchdog: m.cfg.leaseTime == 0, qi: -1, acquired: m.c.observedNow()}
 	if !m.c.track(l) {
 		ctx, cancel := context.WithTimeout(context.Background(), m.c.cfg.releaseTimeout)
 		defer cancel()
@@ -59,11 +61,21 @@ func (m *Mutex) newLease(ml *multilock.MultiLock, owner string) (*Lease, error) 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.watchdog {
-		l.timer = time.AfterFunc(l.ttl/3, l.renew)
+		m.c.due.schedule(l, l.ttl/3)
 	} else {
-		l.timer = time.AfterFunc(time.Until(ml.Until()), func() { l.end(ErrLeaseExpired) })
+		m.c.due.schedule(l, time.Until(ml.Until()))
 	}
 	return l, nil
+}
+
+// step is the lease's timed step, run by the client's dueQueue: a watchdog
+// renewal, or the end of a fixed lease time.
+func (l *Lease) step() {
+	if l.watchdog {
+		l.renew()
+		return
+	}
+	l.end(ErrLeaseExpired)
 }
 
 // end records why the lease ended (the first reason wins) and cancels its
@@ -134,7 +146,7 @@ func (l *Lease) Extend(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	if !l.watchdog && !l.unlocked && l.cause == nil {
-		l.timer.Reset(time.Until(l.ml.Until()))
+		l.m.c.due.schedule(l, time.Until(l.ml.Until()))
 	}
 	l.mu.Unlock()
 	return nil
@@ -161,7 +173,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		return errors.New("quorumlock: lease already unlocked")
 	}
 	l.unlocked = true
-	l.timer.Stop()
+	l.m.c.due.cancel(l)
 	l.mu.Unlock()
 	l.renewing.Wait() // a renewal under way finishes first
 
@@ -179,7 +191,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	return err
 }
 
-// renew is the watchdog's tick, run by the timer every ttl/3: it extends the
+// renew is the watchdog's tick, run every ttl/3 (step): it extends the
 // lease on a quorum. When an extension fails it tries again (at most every
 // ttl/10) until the validity ends; then, or at once when a quorum says the
 // lock is no longer ours, the lease is lost. It never re-acquires.
@@ -218,7 +230,7 @@ func (l *Lease) renew() {
 	}
 	l.mu.Lock()
 	if !l.unlocked {
-		l.timer.Reset(next)
+		l.m.c.due.schedule(l, next)
 	}
 	l.mu.Unlock()
 }
