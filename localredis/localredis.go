@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 )
@@ -381,6 +382,10 @@ func ClientOptions(addr string) *redis.Options {
 		DialTimeout:           time.Second,
 		DialerRetries:         1,
 		DialerRetryTimeout:    time.Microsecond, // see node.Options
+		// Off: Redis before 8 refuses CLIENT MAINT_NOTIFICATIONS on every
+		// new connection, and go-redis' auto mode then rewrites the shared
+		// options, racing with the batcher's redis.Conn (lane.go).
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }
 

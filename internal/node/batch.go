@@ -39,6 +39,8 @@ type batcher struct {
 	busy  int
 	queue []*batchCall
 
+	lane lane // under mu (lane.go)
+
 	pipelined atomic.Int64 // calls sent in a pipeline of two or more, for tests
 }
 
@@ -66,12 +68,23 @@ const defaultFlights = 4
 
 // do sends one command (go-redis Do) and returns its reply.
 func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
+	now := time.Now()
 	b.mu.Lock()
 	if b.busy < b.flights && len(b.queue) == 0 {
 		b.busy++
+		cn, old := b.lane.take(now)
 		b.mu.Unlock()
-		v, err := b.client.Do(ctx, args...).Result()
-		b.land()
+		giveBack(old)
+		if cn == nil {
+			v, err := b.client.Do(ctx, args...).Result()
+			b.land(nil, nil, now)
+			return v, err
+		}
+		v, err := cn.Do(ctx, args...).Result()
+		b.land(cn, err, now)
+		if unsent(err) {
+			return b.client.Do(ctx, args...).Result()
+		}
 		return v, err
 	}
 	c := &batchCall{ctx: ctx, args: args, done: make(chan struct{})}
@@ -103,12 +116,23 @@ func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
 // slot). err is a transport or context error: then no reply can be
 // trusted.
 func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]any) error {
+	now := time.Now()
 	b.mu.Lock()
 	if b.busy < b.flights && len(b.queue) == 0 {
 		b.busy++
+		cn, old := b.lane.take(now)
 		b.mu.Unlock()
-		err := pipeAll(ctx, b.pipes, b.client, dst, first, more)
-		b.land()
+		giveBack(old)
+		if cn == nil {
+			err := pipeAll(ctx, b.pipes, b.client, dst, first, more)
+			b.land(nil, nil, now)
+			return err
+		}
+		err := pipeOn(ctx, b.lane.pipeline(cn), dst, first, more)
+		b.land(cn, err, now)
+		if unsent(err) {
+			return pipeAll(ctx, b.pipes, b.client, dst, first, more)
+		}
 		return err
 	}
 	// more is copied: the caller's may stay on its stack.
@@ -133,29 +157,38 @@ func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]an
 // stack, and the pipeline comes from pool (the node's, of *redis.Pipeline):
 // a lone caller's allocations.
 func pipeAll(ctx context.Context, pool *sync.Pool, client redis.UniversalClient, dst []any, first []any, more [][]any) error {
-	var arr [4]redis.Cmder
-	cmds := append(arr[:0], redis.NewCmd(ctx, first...))
-	for _, a := range more {
-		cmds = append(cmds, redis.NewCmd(ctx, a...))
-	}
 	pipe, _ := pool.Get().(*redis.Pipeline)
 	if pipe == nil {
 		p, ok := client.Pipeline().(*redis.Pipeline)
 		if !ok {
-			// Another client's pipeline: used once, not pooled (cmds is
-			// copied: an interface call would move it off the stack).
+			// Another client's pipeline: used once, not pooled.
 			p := client.Pipeline()
-			_ = p.BatchProcess(ctx, append([]redis.Cmder(nil), cmds...)...)
+			cmds := []redis.Cmder{redis.NewCmd(ctx, first...)}
+			for _, a := range more {
+				cmds = append(cmds, redis.NewCmd(ctx, a...))
+			}
+			_ = p.BatchProcess(ctx, cmds...)
 			_, err := p.Exec(ctx)
 			return replies(dst, cmds, err)
 		}
 		pipe = p
 	}
-	// A Pipeline is reusable: Exec takes its commands out. Called on the
-	// concrete type, cmds stays on the stack.
+	err := pipeOn(ctx, pipe, dst, first, more)
+	pool.Put(pipe)
+	return err
+}
+
+// pipeOn is pipeAll's round trip on pipe (pooled, or the lane's). A
+// Pipeline is reusable: Exec takes its commands out. Called on the
+// concrete type, cmds stays on the stack.
+func pipeOn(ctx context.Context, pipe *redis.Pipeline, dst []any, first []any, more [][]any) error {
+	var arr [4]redis.Cmder
+	cmds := append(arr[:0], redis.NewCmd(ctx, first...))
+	for _, a := range more {
+		cmds = append(cmds, redis.NewCmd(ctx, a...))
+	}
 	_ = pipe.BatchProcess(ctx, cmds...) // never fails: it appends
 	_, err := pipe.Exec(ctx)
-	pool.Put(pipe)
 	return replies(dst, cmds, err)
 }
 
@@ -181,17 +214,24 @@ func replyOf(v any, err error) any {
 	return v
 }
 
-// land ends a flight; if calls are queued it sends them in its place.
-func (b *batcher) land() {
+// land ends a flight that ran on cn (the lane's connection, or nil for the
+// pool's) and returned err; if calls are queued it sends them in its place.
+func (b *batcher) land(cn *redis.Conn, err error, began time.Time) {
 	b.mu.Lock()
+	var drop *redis.Conn
+	if cn != nil {
+		drop = b.lane.put(cn, err, began)
+	}
 	if len(b.queue) == 0 {
 		b.busy--
 		b.mu.Unlock()
+		giveBack(drop)
 		return
 	}
 	batch := b.queue
 	b.queue = nil
 	b.mu.Unlock()
+	giveBack(drop)
 	go b.fly(batch)
 }
 

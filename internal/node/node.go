@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 	"github.com/quorumlock/quorumlock/internal/testmode"
@@ -111,7 +112,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 		n.name = fmt.Sprintf("%p", client)
 	}
 	if !n.noBatch {
-		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm}
+		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm, lane: newLane(client, n.guarded)}
 	}
 	return n, nil
 }
@@ -151,6 +152,10 @@ func Options(addr string) *redis.Options {
 		DialerRetries:         1,
 		DialerRetryTimeout:    time.Microsecond,
 		DialTimeout:           time.Second,
+		// Off: Redis before 8 refuses CLIENT MAINT_NOTIFICATIONS on every
+		// new connection, and go-redis' auto mode then rewrites the shared
+		// options, racing with the batcher's redis.Conn (lane.go).
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }
 
@@ -254,6 +259,9 @@ func (n *Node) run(ctx context.Context, fn func(ctx context.Context) error) erro
 // connection warm-ups (warm.go) for good. It does not close the client.
 func (n *Node) Close() error {
 	n.stopWarm()
+	if n.batch != nil {
+		n.batch.close()
+	}
 	n.subMu.Lock()
 	s := n.sub
 	n.sub = nil

@@ -3,7 +3,8 @@ package node
 import "context"
 
 // Warm makes sure the node's client has a ready connection: a PING (on
-// every master of a Cluster), dialling if the pool is empty. A lock
+// every master of a Cluster), dialling if the pool is empty; and when the
+// batcher has a lane (lane.go), one for the lane and one for the pool. A lock
 // attempt's per-node deadline is short (50 ms with 5 nodes and the default
 // attempt timeout), too short on a busy machine for a dial, the handshake
 // and a command together; a client that warmed up first spends it on the
@@ -11,8 +12,22 @@ import "context"
 // it is missing, so the first attempt does not.
 func (n *Node) Warm(ctx context.Context) error {
 	return n.call(ctx, func(ctx context.Context) error {
-		if err := ping(ctx, n.client); err != nil || !n.funcs {
+		if err := ping(ctx, n.client); err != nil {
 			return err
+		}
+		// The lane takes the connection just made (set up by the client
+		// itself: one set up through a redis.Conn costs go-redis more per
+		// command), and the pool gets another.
+		if b := n.batch; b != nil && b.hasLane() {
+			if err := b.warmLane(ctx); err != nil {
+				return err
+			}
+			if err := ping(ctx, n.client); err != nil {
+				return err
+			}
+		}
+		if !n.funcs {
+			return nil
 		}
 		// Best effort: a user that may not load the library learns it
 		// from its first attempt, which names the permission.
