@@ -68,23 +68,22 @@ const defaultFlights = 4
 
 // do sends one command (go-redis Do) and returns its reply.
 func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
-	now := time.Now()
 	b.mu.Lock()
 	if b.busy < b.flights && len(b.queue) == 0 {
 		b.busy++
-		cn, old := b.lane.take(now)
+		cn, old := b.lane.take()
 		b.mu.Unlock()
 		giveBack(old)
-		if cn == nil {
-			v, err := b.client.Do(ctx, args...).Result()
-			b.land(nil, nil, now)
-			return v, err
+		var v any
+		var err, laneErr error
+		if cn != nil {
+			v, err = cn.Do(ctx, args...).Result()
+			laneErr = err
 		}
-		v, err := cn.Do(ctx, args...).Result()
-		b.land(cn, err, now)
-		if unsent(err) {
-			return b.client.Do(ctx, args...).Result()
+		if cn == nil || unsent(laneErr) {
+			v, err = b.client.Do(ctx, args...).Result()
 		}
+		b.land(cn, laneErr)
 		return v, err
 	}
 	c := &batchCall{ctx: ctx, args: args, done: make(chan struct{})}
@@ -116,23 +115,21 @@ func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
 // slot). err is a transport or context error: then no reply can be
 // trusted.
 func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]any) error {
-	now := time.Now()
 	b.mu.Lock()
 	if b.busy < b.flights && len(b.queue) == 0 {
 		b.busy++
-		cn, old := b.lane.take(now)
+		cn, old := b.lane.take()
 		b.mu.Unlock()
 		giveBack(old)
-		if cn == nil {
-			err := pipeAll(ctx, b.pipes, b.client, dst, first, more)
-			b.land(nil, nil, now)
-			return err
+		var err, laneErr error
+		if cn != nil {
+			err = pipeOn(ctx, b.lane.pipeline(cn), dst, first, more)
+			laneErr = err
 		}
-		err := pipeOn(ctx, b.lane.pipeline(cn), dst, first, more)
-		b.land(cn, err, now)
-		if unsent(err) {
-			return pipeAll(ctx, b.pipes, b.client, dst, first, more)
+		if cn == nil || unsent(laneErr) {
+			err = pipeAll(ctx, b.pipes, b.client, dst, first, more)
 		}
+		b.land(cn, laneErr)
 		return err
 	}
 	// more is copied: the caller's may stay on its stack.
@@ -216,11 +213,11 @@ func replyOf(v any, err error) any {
 
 // land ends a flight that ran on cn (the lane's connection, or nil for the
 // pool's) and returned err; if calls are queued it sends them in its place.
-func (b *batcher) land(cn *redis.Conn, err error, began time.Time) {
+func (b *batcher) land(cn *redis.Conn, err error) {
 	b.mu.Lock()
 	var drop *redis.Conn
 	if cn != nil {
-		drop = b.lane.put(cn, err, began)
+		drop = b.lane.put(cn, err)
 	}
 	if len(b.queue) == 0 {
 		b.busy--

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"net"
 	"time"
@@ -22,9 +21,9 @@ import (
 // at once after a transport or context error. So only a caller that comes
 // back within 100 ms uses a connection unchecked, the way a pipeline's
 // commands after its first do: a node that closed it in that window (a
-// crash) costs that call an error instead of a redial. A call that finds the lane
-// closed under it (net.ErrClosed: the command was never written) is sent
-// again through the pool. Only a standalone *redis.Client with
+// crash) costs that call an error instead of a redial. A call that finds
+// the lane closed under it (net.ErrClosed: the command was never written)
+// is sent again through the pool. Only a standalone *redis.Client with
 // ContextTimeoutEnabled, maintenance notifications off (Options) and a
 // pool of at least laneMinPool connections has a lane: a Sentinel client
 // closes connections to a demoted master under its callers, and a small
@@ -65,10 +64,11 @@ func newLane(client redis.UniversalClient, guarded bool) lane {
 // take returns the lane's connection for one call, or nil when there is no
 // lane or it is in use. Under the batcher's mu; old is a connection to give
 // back to the pool once mu is released.
-func (l *lane) take(now time.Time) (cn, old *redis.Conn) {
+func (l *lane) take() (cn, old *redis.Conn) {
 	if l.client == nil || l.busy || l.closed {
 		return nil, nil
 	}
+	now := time.Now()
 	if l.conn != nil && now.Sub(l.used) > laneIdle {
 		old, l.conn, l.pipe = l.conn, nil, nil
 	}
@@ -81,7 +81,7 @@ func (l *lane) take(now time.Time) (cn, old *redis.Conn) {
 		}
 		l.conn = l.client.Conn()
 	}
-	l.busy = true
+	l.busy, l.used = true, now
 	return l.conn, old
 }
 
@@ -97,13 +97,12 @@ func (l *lane) pipeline(cn *redis.Conn) *redis.Pipeline {
 // put gives the lane back after a call that returned err; it returns the
 // connection to close once mu is released (after an error, or when the
 // batcher was closed meanwhile). Under the batcher's mu.
-func (l *lane) put(cn *redis.Conn, err error, now time.Time) *redis.Conn {
+func (l *lane) put(cn *redis.Conn, err error) *redis.Conn {
 	l.busy = false
 	if (err != nil && !isRedisReply(err)) || l.closed {
 		l.conn, l.pipe = nil, nil
 		return cn
 	}
-	l.used = now
 	return nil
 }
 
@@ -141,25 +140,3 @@ func (b *batcher) close() {
 
 // hasLane is true when the batcher has a lane.
 func (b *batcher) hasLane() bool { return b.lane.client != nil }
-
-// warmLane sets the lane up with a PING on an idle connection of the pool
-// (Node.Warm): a lone caller's first call then finds the lane ready, and
-// the pool, warmed again after it, still holds a connection for the calls
-// that do not go through the batcher (a node's first probe, a script's
-// first load).
-func (b *batcher) warmLane(ctx context.Context) error {
-	now := time.Now()
-	b.mu.Lock()
-	cn, old := b.lane.take(now)
-	b.mu.Unlock()
-	giveBack(old)
-	if cn == nil {
-		return nil
-	}
-	err := cn.Ping(ctx).Err()
-	b.mu.Lock()
-	drop := b.lane.put(cn, err, now)
-	b.mu.Unlock()
-	giveBack(drop)
-	return err
-}

@@ -19,7 +19,7 @@ func (n *Node) Warm(ctx context.Context) error {
 		// itself: one set up through a redis.Conn costs go-redis more per
 		// command), and the pool gets another.
 		if b := n.batch; b != nil && b.hasLane() {
-			if err := b.warmLane(ctx); err != nil {
+			if _, err := b.do(ctx, "ping"); err != nil {
 				return err
 			}
 			if err := ping(ctx, n.client); err != nil {
