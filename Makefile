@@ -92,7 +92,7 @@ mutants-ci: deps-redis
 # One mutant per lock kind (issue 25), each through its kind's workload
 # cells, on real processes and in the simulation. Not part of mutants-ci:
 # together they would take CI past its 20 minutes.
-KIND_MUTANTS = rw-writer-beside-readers,fair-last-first,fair-dead-waiter-stays,renewal-believes-longer,all-partial-set,reentrant-partial-release-frees,batched-replies-swapped,guard-token-string-compare,guard-refuses-equal-token,restart-votes-at-once,renewal-from-non-owner,election-term-reused,election-term-decreasing,election-loss-untold,election-observe-lags,campaign-polls-slowly
+KIND_MUTANTS = rw-writer-beside-readers,rw-writer-refused-when-free,fair-last-first,fair-dead-waiter-stays,renewal-believes-longer,all-partial-set,reentrant-partial-release-frees,batched-replies-swapped,guard-token-string-compare,guard-refuses-equal-token,restart-votes-at-once,renewal-from-non-owner,election-term-reused,election-term-decreasing,election-loss-untold,election-observe-lags,campaign-polls-slowly
 mutants-kinds: deps-redis
 	go run ./cmd/quorumlock chaos --mutants --mutant $(KIND_MUTANTS)
 	go run ./cmd/quorumlock chaos --mutants --sim --mutant $(KIND_MUTANTS)

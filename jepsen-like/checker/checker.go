@@ -145,8 +145,9 @@ type Report struct {
 	SignalFirst Result `json:"signal_first"`
 	// WriterProgress: read-write locks. Count is the number of writers'
 	// Lock calls (each bounded by the workload's acquire timeout) that did
-	// not obtain the lock with no fault in effect during them. Unknown
-	// when the history has no writer.
+	// not obtain the lock although it stood free for the wakeup bound
+	// during them, with no fault in effect. Unknown when the history has
+	// no writer or no wakeup bound is given.
 	WriterProgress Result `json:"writer_progress"`
 	// FairOrder: fair locks. Count is the number of pairs of waiters
 	// granted out of arrival order (see WithFairSlack). Unknown when the
@@ -439,7 +440,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.TokenOrder = checkTokenOrder(ix, ex)
 	r.Signals, r.WritesAfterSignal = checkSignals(ix, cfg.grace, ex)
 	r.SignalFirst = checkSignalFirst(ix, cfg.grace, ex)
-	r.WriterProgress = checkWriterProgress(h, ex)
+	r.WriterProgress = checkWriterProgress(h, ix, cfg.wakeupBound, ex)
 	r.FairOrder = checkFairOrder(h, cfg.fairSlack, ex)
 	r.FairProgress = checkFairProgress(h, cfg.fairSlack, cfg.fairBound, ex)
 	r.AllOrNone = checkAllOrNone(ix, ex)

@@ -83,10 +83,12 @@
 // Writer progress (Report.WriterProgress; read-write locks). Count is the
 // number of writers' acquires (Role "writer", each Lock bounded by the
 // workload's acquire timeout, 2 s by default) that did not obtain the lock
-// although no fault (other than a held critical section) was in effect at
-// any time from their invoke to their completion. That is the liveness
-// bound: a writer waits at most one acquire timeout while the cluster is
-// healthy, however many readers come and go.
+// with no fault (other than a held critical section) in effect at any
+// time from their invoke to their completion, though the lock stood
+// free (no other worker's tenure) for at least the wakeup bound
+// (WithWakeupBound) at some stretch of that wait. The lock promises no
+// writer preference: readers whose tenures overlap throughout may hold a
+// writer off, and that is not counted. Unknown without a wakeup bound.
 //
 // Fair order (Report.FairOrder; fair locks). Waiter A (Role "fair") is
 // queued ahead of waiter B of another worker when A invoked Lock at least

@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -54,39 +55,98 @@ func faultFree(ws []Window, from, to time.Duration) bool {
 	})
 }
 
-// checkWriterProgress judges a read-write lock's writers: a writer's Lock
-// (bounded by the workload's acquire timeout) that did not obtain the lock
-// although no fault was in effect at any time during it. See
-// Report.WriterProgress.
-func checkWriterProgress(h history.History, ex examples) Result {
+// checkWriterProgress judges a read-write lock's writers (the lock promises
+// no writer preference: readers that keep it shared throughout may hold a
+// writer off). With no fault in effect at any time during them, a count is
+//   - a writer's Lock (bounded by the workload's acquire timeout) that did
+//     not obtain the lock although it stood free — no other worker's
+//     tenure — for at least bound at some stretch of the wait (the writer
+//     was not woken, or was refused a free lock);
+//   - two successive failed Locks of one writer with no writer granted
+//     from the first's invoke to the second's completion (writers starved
+//     as a group for two acquire timeouts).
+//
+// See Report.WriterProgress.
+func checkWriterProgress(h history.History, ix *index, bound time.Duration, ex examples) Result {
+	if bound <= 0 {
+		return Result{Verdict: Unknown, Note: "no wakeup bound given"}
+	}
 	ws := Windows(h)
 	r := Result{Verdict: Ok}
-	writers := 0
 	hEnd := h.End()
+	var granted []time.Duration        // writers' grants
+	byWorker := map[int][]history.Op{} // writers' Lock calls, by Invoke
 	for _, o := range h.Ops {
 		if o.Kind != history.Acquire || o.Role != RoleWriter {
 			continue
 		}
-		writers++
-		if o.Outcome == history.Ok {
-			continue
-		}
-		to := o.Complete
-		if !o.Returned() {
-			to = hEnd
-		}
-		if faultFree(ws, o.Invoke, to) {
-			ex.add(&r, fmt.Sprintf("writer %d waited %v from %v without obtaining the lock (%s), with no fault in effect",
-				o.Worker, to-o.Invoke, o.Invoke, o.Outcome), o.ID)
+		byWorker[o.Worker] = append(byWorker[o.Worker], o)
+		if o.Outcome == history.Ok && o.Returned() {
+			granted = append(granted, o.Complete)
 		}
 	}
-	if writers == 0 {
+	if len(byWorker) == 0 {
 		return Result{Verdict: Unknown, Note: "no writer acquisitions"}
+	}
+	slices.Sort(granted)
+	for _, w := range slices.Sorted(maps.Keys(byWorker)) {
+		ops := byWorker[w]
+		slices.SortStableFunc(ops, func(a, b history.Op) int { return cmp.Compare(a.Invoke, b.Invoke) })
+		for i, o := range ops {
+			if o.Outcome == history.Ok {
+				continue
+			}
+			to := o.Complete
+			if !o.Returned() {
+				to = hEnd
+			}
+			if !faultFree(ws, o.Invoke, to) {
+				continue
+			}
+			if at, free := longestFree(ix.tenures, o.Worker, o.Invoke, to); free >= bound {
+				ex.add(&r, fmt.Sprintf("writer %d waited %v from %v without obtaining the lock (%s), with no fault in effect, though the lock stood free for %v from %v (bound %v)",
+					o.Worker, to-o.Invoke, o.Invoke, o.Outcome, free, at, bound), o.ID)
+				continue
+			}
+			if i+1 == len(ops) {
+				continue
+			}
+			next := ops[i+1]
+			if next.Outcome == history.Ok || !o.Returned() || !next.Returned() || !faultFree(ws, o.Invoke, next.Complete) {
+				continue
+			}
+			if j, _ := slices.BinarySearch(granted, o.Invoke); j == len(granted) || granted[j] > next.Complete {
+				ex.add(&r, fmt.Sprintf("writer %d failed twice from %v to %v, with no fault in effect, and no writer obtained the lock meanwhile",
+					o.Worker, o.Invoke, next.Complete), o.ID, next.ID)
+			}
+		}
 	}
 	if r.Count > 0 {
 		r.Verdict = Violated
 	}
 	return r
+}
+
+// longestFree is the longest stretch of [from, to) that no tenure of a
+// worker other than w covers, and where it began. ts is sorted by Start.
+func longestFree(ts []Tenure, w int, from, to time.Duration) (at, free time.Duration) {
+	cur := from
+	for _, t := range ts {
+		if t.Start >= to {
+			break
+		}
+		if t.Worker == w || t.End <= cur {
+			continue
+		}
+		if t.Start > cur && t.Start-cur > free {
+			at, free = cur, t.Start-cur
+		}
+		cur = max(cur, t.End)
+	}
+	if to > cur && to-cur > free {
+		at, free = cur, to-cur
+	}
+	return at, free
 }
 
 // checkFairOrder judges a fair lock's grants. A waiter A is queued ahead of

@@ -117,22 +117,68 @@ func TestSignalFirst(t *testing.T) {
 }
 
 func TestWriterProgress(t *testing.T) {
-	var b hb
-	b.hold(0, nil, true, "", 0, 1, 3000)
-	b.add(history.Op{Worker: 1, Kind: history.Acquire, Role: RoleWriter, Invoke: ms(2), Complete: ms(2002), Outcome: history.Fail})
-	b.nemesis(history.NemesisStart, "partition", 2500)
-	b.add(history.Op{Worker: 1, Kind: history.Acquire, Role: RoleWriter, Invoke: ms(2400), Complete: ms(4400), Outcome: history.Fail})
-	b.nemesis(history.NemesisEnd, "partition", 3000)
-	r := Check(b.h(), WithoutLinearizability()).WriterProgress
-	if r.Verdict != Violated || r.Count != 1 {
-		t.Fatalf("WriterProgress = %v, want violated (1): the starved writer outside the fault", r)
+	const bound = 370 * time.Millisecond
+	writer := func(b *hb, inv, comp float64) {
+		b.add(history.Op{Worker: 1, Kind: history.Acquire, Role: RoleWriter, Invoke: ms(inv), Complete: ms(comp), Outcome: history.Fail})
 	}
+	// Readers 0 and 2 keep the lock shared from 1 ms to 2,100 ms, their
+	// tenures overlapping; then it stands free.
+	var b hb
+	b.hold(0, nil, true, "", 0, 1, 900)
+	b.hold(2, nil, true, "", 800, 850, 1600)
+	b.hold(0, nil, true, "", 1500, 1550, 2100)
+	writer(&b, 2, 2002)                                 // held off by the readers throughout: not counted
+	b.hold(3, nil, false, RoleWriter, 2040, 2050, 2060) // another writer goes through
+	writer(&b, 2100, 4100)                              // free from 2,100 ms on: starved
+	b.nemesis(history.NemesisStart, "partition", 5000)
+	writer(&b, 4900, 6900) // free, but a fault came: not counted
+	b.nemesis(history.NemesisEnd, "partition", 5500)
+	r := Check(b.h(), WithoutLinearizability(), WithWakeupBound(bound)).WriterProgress
+	if r.Verdict != Violated || r.Count != 1 {
+		t.Fatalf("WriterProgress = %v, want violated (1): the writer that waited on a free lock outside the fault", r)
+	}
+	if r := Check(b.h(), WithoutLinearizability()).WriterProgress; r.Verdict != Unknown {
+		t.Errorf("no wakeup bound: %v, want unknown", r)
+	}
+
+	// A gap between readers shorter than the bound is not counted; one
+	// longer is.
+	for _, tc := range []struct {
+		gap  float64
+		want int
+	}{{300, 0}, {400, 1}} {
+		var g hb
+		g.hold(0, nil, true, "", 0, 1, 1000)
+		g.hold(2, nil, true, "", 1000+tc.gap, 1000+tc.gap, 2500)
+		writer(&g, 2, 2002)
+		if r := Check(g.h(), WithoutLinearizability(), WithWakeupBound(bound)).WriterProgress; r.Count != tc.want {
+			t.Errorf("free for %v ms within the wait: count %d, want %d (%v)", tc.gap, r.Count, tc.want, r)
+		}
+	}
+
+	// Readers that keep the lock shared hold off every writer for two
+	// acquire timeouts: writers starved as a group, counted once per pair
+	// of one writer's successive failures.
+	var s hb
+	for at := 0.0; at < 4200; at += 200 {
+		s.hold(0, nil, true, "", at, at+1, at+300)
+	}
+	writer(&s, 2, 2002)
+	writer(&s, 2003, 4003)
+	if r := Check(s.h(), WithoutLinearizability(), WithWakeupBound(bound)).WriterProgress; r.Count != 1 {
+		t.Errorf("writers starved for two acquire timeouts: %v, want violated (1)", r)
+	}
+	s.hold(3, nil, false, RoleWriter, 3000, 3001, 3002)
+	if r := Check(s.h(), WithoutLinearizability(), WithWakeupBound(bound)).WriterProgress; r.Verdict != Ok {
+		t.Errorf("another writer went through meanwhile: %v, want ok", r)
+	}
+
 	var ok hb
 	ok.hold(1, nil, false, RoleWriter, 0, 1, 2)
-	if r := Check(ok.h(), WithoutLinearizability()).WriterProgress; r.Verdict != Ok {
+	if r := Check(ok.h(), WithoutLinearizability(), WithWakeupBound(bound)).WriterProgress; r.Verdict != Ok {
 		t.Errorf("a writer that got the lock: %v", r)
 	}
-	if r := Check(history.History{}, WithoutLinearizability()).WriterProgress; r.Verdict != Unknown {
+	if r := Check(history.History{}, WithoutLinearizability(), WithWakeupBound(bound)).WriterProgress; r.Verdict != Unknown {
 		t.Errorf("no writer: %v, want unknown", r)
 	}
 }

@@ -92,6 +92,15 @@ var List = append([]Mutant{
 		CI:    true,
 	},
 	{
+		Name:  "rw-writer-refused-when-free",
+		Bug:   "a read-write lock refuses a writer the free lock (only readers take it), so writers wait out every Lock",
+		File:  "internal/node/rw_acquire.lua",
+		Old:   "if writers + readers == 0 then\n",
+		New:   "if writers + readers == 0 and ARGV[5] == 'r' then\n",
+		Cells: []Cell{{"redlock-5+fencing", "baseline", "rw"}},
+		CI:    true,
+	},
+	{
 		Name:  "fair-last-first",
 		Bug:   "a fair lock serves the last waiter in line first",
 		File:  "internal/node/fair_lib.lua",

@@ -96,7 +96,7 @@ type KindInfo struct {
 // Kinds lists the workloads in listing order.
 var Kinds = []KindInfo{
 	{Mutex, "workers take one Mutex with a fixed lease", ""},
-	{RW, "readers and writers on one RWMutex: no writer beside any holder, writers not starved", checker.WriterProgress},
+	{RW, "readers and writers on one RWMutex: no writer beside any holder, no writer passed over on a free lock", checker.WriterProgress},
 	{Fair, "waiters of one FairMutex: granted in arrival order", checker.FairOrder},
 	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
 	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", checker.AllOrNone},

@@ -83,12 +83,12 @@ func TestKindsOnRedis(t *testing.T) {
 					t.Errorf("fair: no fair acquisition recorded")
 				}
 			}
-			opts := []checker.Option{checker.WithoutLinearizability(), checker.WithFairBound(2*time.Second + 500*time.Millisecond)}
+			opts := []checker.Option{checker.WithoutLinearizability(), checker.WithFairBound(2*time.Second + 500*time.Millisecond),
+				checker.WithWakeupBound(checker.WakeupBound(50*time.Millisecond, 250*time.Millisecond))}
 			if k == Election {
 				if roles[checker.RoleLeader] == 0 || !slices.ContainsFunc(h.Ops, func(o history.Op) bool { return o.Kind == history.Observe && o.Token != 0 }) {
 					t.Errorf("election: %d terms, and no follower was given one", roles[checker.RoleLeader])
 				}
-				opts = append(opts, checker.WithWakeupBound(checker.WakeupBound(50*time.Millisecond, 250*time.Millisecond)))
 			}
 			rep := checker.Check(h, opts...)
 			if rep.Acquires.Ok == 0 {
