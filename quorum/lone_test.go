@@ -42,11 +42,11 @@ func BenchmarkLoneCaller(b *testing.B) {
 // one goroutine (BenchmarkLoneCaller), with the default fencing and without:
 // the lone caller must not pay for the fan-out, batcher or timers it does
 // not use. Allocations are deterministic, unlike timings; the bound leaves
-// a margin of two for go-redis' own (its pool's health check allocates).
-// Measured: 26 with fencing, 22 without (redislock: 30). Fencing's fast
-// path (SET NX and INCR in one pipeline instead of a script: less server
-// CPU; PEXPIRE only when due) reuses its pipeline and boxed arguments and
-// pays one more command on the client.
+// a margin of three for go-redis' own (a checkout from its pool, when the
+// batcher's lane is not free, allocates). Measured: 18 with fencing, 14
+// without (redislock: 30). Fencing's fast path (SET NX and INCR in one
+// pipeline instead of a script: less server CPU; PEXPIRE only when due)
+// reuses its boxed arguments and pays go-redis' pipeline on the client.
 func TestLoneCallerAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a redis-server")
@@ -57,8 +57,8 @@ func TestLoneCallerAllocs(t *testing.T) {
 		opts []Option
 		max  float64
 	}{
-		{"fencing=default", nil, 28},
-		{"fencing=off", []Option{WithFencing(false)}, 24},
+		{"fencing=default", nil, 21},
+		{"fencing=off", []Option{WithFencing(false)}, 17},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, clients, tc.opts...)

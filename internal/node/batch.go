@@ -325,9 +325,21 @@ func isRedisReply(err error) bool {
 // evalsha runs script s through the batcher: EVALSHA, and EVAL when the
 // node does not know the script yet (after a restart or SCRIPT FLUSH).
 func (b *batcher) evalsha(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
-	v, err := b.do(ctx, evalArgs("evalsha", hashArg(s), keys, args)...)
+	return b.evalshaCmd(ctx, s, evalArgs("evalsha", hashArg(s), keys, args))
+}
+
+// evalshaCmd is evalsha of a command already built: EVALSHA, s's hash, the
+// number of keys (a small int: boxing it does not allocate), the keys, the
+// arguments.
+func (b *batcher) evalshaCmd(ctx context.Context, s *redis.Script, cmd []any) (any, error) {
+	v, err := b.do(ctx, cmd...)
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		return s.Eval(ctx, b.client, keys, args...).Result()
+		n := cmd[2].(int)
+		keys := make([]string, n)
+		for i, k := range cmd[3 : 3+n] {
+			keys[i] = k.(string)
+		}
+		return s.Eval(ctx, b.client, keys, cmd[3+n:]...).Result()
 	}
 	return v, err
 }

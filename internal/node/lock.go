@@ -342,7 +342,14 @@ func (n *Node) evalInt(ctx context.Context, s *redis.Script, keys []string, args
 		return n.fcallCmd(ctx, s, keys, args...).Int64()
 	}
 	if b := n.batch; b != nil {
-		r, err := b.evalsha(ctx, s, keys, args...)
+		return scriptInt(s)(b.evalsha(ctx, s, keys, args...))
+	}
+	return s.Run(ctx, n.client, keys, args...).Int64()
+}
+
+// scriptInt reads script s's answer r as an integer.
+func scriptInt(s *redis.Script) func(r any, err error) (int64, error) {
+	return func(r any, err error) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
@@ -352,7 +359,6 @@ func (n *Node) evalInt(ctx context.Context, s *redis.Script, keys []string, args
 		}
 		return v, nil
 	}
-	return s.Run(ctx, n.client, keys, args...).Int64()
 }
 
 // Release gives back this attempt's share; true when it held one. When
@@ -368,6 +374,14 @@ func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ct
 var tellWaiters, tellNobody any = "1", "0"
 
 func (l *Lock) release(ctx context.Context, tell any) (bool, error) {
+	if b := l.n.batch; b != nil && l.leaderKey == "" && !l.n.guarded && !l.n.funcs {
+		// A Mutex's release through the batcher: the command is built once
+		// from the Lock's boxed arguments (evalArgs would box the key and
+		// copy the arguments again: a lone caller's allocations).
+		v, err := scriptInt(releaseScript)(b.evalshaCmd(ctx, releaseScript,
+			[]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg, l.chanArg, tell}))
+		return v == 1, l.n.settle(err)
+	}
 	s, args := releaseScript, []any{l.valArg, l.chanArg, tell}
 	if l.leaderKey != "" {
 		s, args = electReleaseScript, append(args, l.leaderChan)
