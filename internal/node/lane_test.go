@@ -67,6 +67,35 @@ func TestLaneKeepsOneConnection(t *testing.T) {
 	}
 }
 
+// A caller that never pauses still gives the lane back to the pool after
+// laneHold and forms it again, so go-redis sees the connection put back
+// (it skips its per-command push-notification peek only for 5 s after
+// that): a few checkouts per second, not one per call.
+func TestLaneRotatesAfterHold(t *testing.T) {
+	s := localredis.StartT(t, localredis.Config{})
+	n := batchedNode(t, s)
+	c := n.client.(*redis.Client)
+	ctx := t.Context()
+	call := func() {
+		t.Helper()
+		if _, err := n.batch.do(ctx, "ping"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call()
+	before := checkouts(c)
+	const run = 2500 * time.Millisecond // 2.5 × laneHold
+	calls := 0
+	for start := time.Now(); time.Since(start) < run; calls++ {
+		call()
+	}
+	got := checkouts(c) - before
+	if got < 2 || got > 6 {
+		t.Errorf("%d calls over %v checked out %d connections from the pool, want 2–6 (the lane formed again about once per %v)",
+			calls, run, got, laneHold)
+	}
+}
+
 // Only a standalone client with context deadlines and a pool of at least
 // laneMinPool gets a lane.
 func TestLaneOnlyWhereSafe(t *testing.T) {
