@@ -19,10 +19,10 @@ import (
 // The lane is given back to the pool, and a fresh one checked out (with its
 // health check) on a later use, when it was idle longer than laneIdle or
 // held longer than laneHold, and at once after a transport or context
-// error. So only a caller that comes
-// back within 100 ms uses a connection unchecked, the way a pipeline's
-// commands after its first do: a node that closed it in that window (a
-// crash) costs that call an error instead of a redial. A call that finds
+// error. So only a caller that comes back within 100 ms uses a connection
+// unchecked, the way a pipeline's commands after its first do: a node that
+// closed it in that window (a crash) costs that call an error instead of a
+// redial. A call that finds
 // the lane closed under it (net.ErrClosed: the command was never written)
 // is sent again through the pool. Only a standalone *redis.Client with
 // ContextTimeoutEnabled, maintenance notifications off (Options) and a

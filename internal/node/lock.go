@@ -342,23 +342,22 @@ func (n *Node) evalInt(ctx context.Context, s *redis.Script, keys []string, args
 		return n.fcallCmd(ctx, s, keys, args...).Int64()
 	}
 	if b := n.batch; b != nil {
-		return scriptInt(s)(b.evalsha(ctx, s, keys, args...))
+		r, err := b.evalsha(ctx, s, keys, args...)
+		return scriptInt(s, r, err)
 	}
 	return s.Run(ctx, n.client, keys, args...).Int64()
 }
 
-// scriptInt reads script s's answer r as an integer.
-func scriptInt(s *redis.Script) func(r any, err error) (int64, error) {
-	return func(r any, err error) (int64, error) {
-		if err != nil {
-			return 0, err
-		}
-		v, ok := r.(int64)
-		if !ok {
-			return 0, fmt.Errorf("quorumlock: script %s answered %T, want an integer", s.Hash()[:8], r)
-		}
-		return v, nil
+// scriptInt reads script s's answer r (err: its call's error) as an integer.
+func scriptInt(s *redis.Script, r any, err error) (int64, error) {
+	if err != nil {
+		return 0, err
 	}
+	v, ok := r.(int64)
+	if !ok {
+		return 0, fmt.Errorf("quorumlock: script %s answered %T, want an integer", s.Hash()[:8], r)
+	}
+	return v, nil
 }
 
 // Release gives back this attempt's share; true when it held one. When
@@ -378,8 +377,9 @@ func (l *Lock) release(ctx context.Context, tell any) (bool, error) {
 		// A Mutex's release through the batcher: the command is built once
 		// from the Lock's boxed arguments (evalArgs would box the key and
 		// copy the arguments again: a lone caller's allocations).
-		v, err := scriptInt(releaseScript)(b.evalshaCmd(ctx, releaseScript,
-			[]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg, l.chanArg, tell}))
+		r, err := b.evalshaCmd(ctx, releaseScript,
+			[]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg, l.chanArg, tell})
+		v, err := scriptInt(releaseScript, r, err)
 		return v == 1, l.n.settle(err)
 	}
 	s, args := releaseScript, []any{l.valArg, l.chanArg, tell}
