@@ -241,7 +241,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
 		}
 		seenClient[rc] = i
-		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithFenceRetention(cfg.fenceRetention)}, cfg.functionsOptions()...)...)
+		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithOnePipeline(len(clients) > 1), node.WithFenceRetention(cfg.fenceRetention)}, cfg.functionsOptions()...)...)
 		if err != nil {
 			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
 		}

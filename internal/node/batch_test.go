@@ -30,10 +30,18 @@ func batchedNode(t *testing.T, s *localredis.Server) *Node {
 
 // Many goroutines on distinct names through one batched node: every
 // acquire, reentrant acquire and release answers as it would alone, and
-// calls really were sent together.
+// calls really were sent together; with several pipelines in flight and
+// with one (onePipe).
 func TestBatchedCallsAnswerAsAlone(t *testing.T) {
+	for _, onePipe := range []bool{false, true} {
+		t.Run(fmt.Sprint("onePipe=", onePipe), func(t *testing.T) { testBatchedCallsAnswerAsAlone(t, onePipe) })
+	}
+}
+
+func testBatchedCallsAnswerAsAlone(t *testing.T, onePipe bool) {
 	s := localredis.StartT(t, localredis.Config{})
 	n := batchedNode(t, s)
+	n.batch.onePipe = onePipe
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -230,4 +238,77 @@ func TestBatchedQueuedCallLeavesAtDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-landed
+}
+
+// With onePipe, a call that finds a pipeline in flight queues behind it
+// even though a flight is free; without, it goes straight out. The
+// pipeline is a BLPOP that queued behind four others and was sent when
+// the first of them landed.
+func TestOnePipelineQueuesBehindPipeline(t *testing.T) {
+	for _, onePipe := range []bool{true, false} {
+		t.Run(fmt.Sprint("onePipe=", onePipe), func(t *testing.T) {
+			s := localredis.StartT(t, localredis.Config{})
+			n := batchedNode(t, s)
+			n.batch.onePipe = onePipe
+			b := n.batch
+			state := func() (busy, queued int, piping bool) {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				return b.busy, len(b.queue), b.piping
+			}
+			ctx := t.Context()
+			hold := func(key string, out chan<- error) {
+				_, err := b.do(context.Background(), "blpop", key, 5)
+				out <- err
+			}
+			first := make(chan error, b.flights)
+			for range b.flights {
+				go hold("hold-a", first)
+			}
+			waitFor(t, func() bool { busy, _, _ := state(); return busy == b.flights })
+			piped := make(chan error, 1)
+			go hold("hold-b", piped)
+			waitFor(t, func() bool { _, q, _ := state(); return q == 1 })
+			if err := s.Client().LPush(ctx, "hold-a", 1, 2, 3, 4).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for range b.flights {
+				if err := <-first; err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, func() bool { busy, q, p := state(); return busy == 1 && q == 0 && p })
+
+			pong := make(chan error, 1)
+			go func() {
+				v, err := b.do(ctx, "ping")
+				if err == nil && v != "PONG" {
+					err = fmt.Errorf("ping answered %v", v)
+				}
+				pong <- err
+			}()
+			if onePipe {
+				waitFor(t, func() bool { _, q, _ := state(); return q == 1 })
+				select {
+				case err := <-pong:
+					t.Fatalf("ping answered (%v) while the pipeline was in flight: it went straight out", err)
+				case <-time.After(50 * time.Millisecond):
+				}
+			} else if err := <-pong; err != nil {
+				t.Fatalf("ping with a free flight: %v", err)
+			}
+			if err := s.Client().LPush(ctx, "hold-b", 1).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-piped; err != nil {
+				t.Fatal(err)
+			}
+			if onePipe {
+				if err := <-pong; err != nil {
+					t.Fatalf("ping queued behind the pipeline: %v", err)
+				}
+			}
+			waitFor(t, func() bool { busy, q, p := state(); return busy == 0 && q == 0 && !p })
+		})
+	}
 }

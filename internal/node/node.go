@@ -36,6 +36,7 @@ type Node struct {
 
 	batch   *batcher // batch.go; nil: every call on its own
 	noBatch bool
+	onePipe bool
 
 	fenceRetention time.Duration // WithFenceRetention
 	fenceOnArg     any           // fenceArg(true), made by New
@@ -67,6 +68,12 @@ func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 // pipelines on or off (batch.go); default on. Off, every call is its own
 // round trip, as before batching existed.
 func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
+
+// WithOnePipeline keeps at most one pipeline in flight on the node while
+// calls are queued (batch.go): for a client that drives several nodes,
+// whose own CPU runs out first. Default off; it does nothing with
+// batching off.
+func WithOnePipeline(on bool) Option { return func(n *Node) { n.onePipe = on } }
 
 // WithFenceRetention sets how long a fencing counter is kept after its last
 // use: every script that counts or reads it, every write-back, and the
@@ -112,7 +119,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 		n.name = fmt.Sprintf("%p", client)
 	}
 	if !n.noBatch {
-		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm, lane: newLane(client, n.guarded)}
+		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm, lane: newLane(client, n.guarded), onePipe: n.onePipe}
 	}
 	return n, nil
 }
