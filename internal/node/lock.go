@@ -26,6 +26,9 @@ func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
 		l.lockArg, l.chanArg = k.Lock, k.Channel
 	}
 	l.valArg = l.val
+	if n.batch != nil && !n.guarded && !n.funcs {
+		l.releaseCmd = [...]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg, l.chanArg, tellWaiters}
+	}
 	return l
 }
 
@@ -69,8 +72,19 @@ type Lock struct {
 	// set and the release of a lone caller share them instead of each
 	// putting the strings in interfaces again.
 	lockArg, valArg, chanArg any
-	fencing                  bool
-	fenced                   *fencedKeys // from ReusedKeys, else nil
+	// fastCmd, releaseCmd: the fast path's SET NX (the first 6; with
+	// fencing, its INCR and PEXPIRE follow) and a Mutex's Release through
+	// the batcher, as command arguments kept with the Lock (a lone
+	// caller's allocations). Each is written once, before its first use,
+	// and only read after: a call given up on may still be in a pipeline
+	// that reads it. fastCmd is written by the first fast-path call (its
+	// px is that call's ttl; a later call with another ttl builds its
+	// own), releaseCmd by LockKeys; releaseCmd[0] is nil when the node
+	// cannot use it.
+	fastCmd    [11]any
+	releaseCmd [7]any
+	fencing    bool
+	fenced     *fencedKeys // from ReusedKeys, else nil
 	// held: the caller expects the lock to be held (ExpectHeld), so
 	// Acquire skips the SET NX that would fail.
 	held bool
@@ -154,7 +168,20 @@ func (l *Lock) setNX(ctx context.Context, ttl time.Duration) (bool, error) {
 	// Never PX 0 (SET would keep the key forever): at least 1 ms, as the
 	// scripts' ms() rounds.
 	if b := l.n.batch; b != nil {
-		v, err := b.do(ctx, "set", l.lockArg, l.valArg, "px", ms(ttl), "nx")
+		var px any
+		if l.fenced != nil {
+			px = l.fenced.ttlArg(ttl)
+		} else {
+			px = ms(ttl)
+		}
+		cmd := l.fastCmd[:6:6]
+		switch {
+		case cmd[0] == nil:
+			copy(cmd, []any{"set", l.lockArg, l.valArg, "px", px, "nx"})
+		case cmd[4] != px:
+			cmd = []any{"set", l.lockArg, l.valArg, "px", px, "nx"}
+		}
+		v, err := b.do(ctx, cmd...)
 		if err == redis.Nil {
 			return false, nil
 		}
@@ -229,9 +256,17 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	}
 	now := monotonic()
 	rearm := f.due(now, l.n.rearmEvery)
-	// One array for the commands' arguments: slices of it, no allocation of
+	// One array for the commands' arguments, the Lock's fastCmd (or a
+	// fresh one when the ttl differs): slices of it, no allocation of
 	// their own (a lone caller's allocations).
-	args := [...]any{"set", l.lockArg, l.valArg, "px", f.ttlArg(ttl), "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
+	px := f.ttlArg(ttl)
+	args := l.fastCmd[:]
+	switch {
+	case args[0] == nil:
+		l.fastCmd = [...]any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
+	case args[4] != px:
+		args = []any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
+	}
 	more := [2][]any{args[6:8:8], args[8:11:11]}
 	var vals [3]any
 	n := 2
@@ -373,12 +408,15 @@ func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ct
 var tellWaiters, tellNobody any = "1", "0"
 
 func (l *Lock) release(ctx context.Context, tell any) (bool, error) {
-	if b := l.n.batch; b != nil && l.leaderKey == "" && !l.n.guarded && !l.n.funcs {
-		// A Mutex's release through the batcher: the command is built once
-		// from the Lock's boxed arguments (evalArgs would box the key and
-		// copy the arguments again: a lone caller's allocations).
-		r, err := b.evalshaCmd(ctx, releaseScript,
-			[]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg, l.chanArg, tell})
+	if b := l.n.batch; b != nil && l.leaderKey == "" && l.releaseCmd[0] != nil {
+		// A Mutex's release through the batcher: the command is the
+		// Lock's (evalArgs would box the key and copy the arguments
+		// again: a lone caller's allocations).
+		cmd := l.releaseCmd[:]
+		if tell != cmd[6] {
+			cmd = []any{"evalsha", cmd[1], 1, l.lockArg, l.valArg, l.chanArg, tell}
+		}
+		r, err := b.evalshaCmd(ctx, releaseScript, cmd)
 		v, err := scriptInt(releaseScript, r, err)
 		return v == 1, l.n.settle(err)
 	}
