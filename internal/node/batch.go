@@ -52,10 +52,12 @@ type batcher struct {
 
 	onePipe bool // at most one pipeline in flight (a client of several nodes)
 
-	mu     sync.Mutex
-	busy   int
-	queue  []*batchCall
-	piping bool // a flight is sending the queue (fly); with onePipe, calls queue
+	mu    sync.Mutex
+	busy  int
+	queue []*batchCall
+	// piping: a flight is sending the queue (fly). Exact with onePipe,
+	// where at most one does and calls queue behind it; not read without.
+	piping bool
 
 	lane lane // under mu (lane.go)
 
