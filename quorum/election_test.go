@@ -241,7 +241,8 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if x := next("resigned"); !x.NoLeader {
 		t.Fatalf("after Resign: %+v, want NoLeader", x)
 	}
-	other := mustElection(t, newClient(t, clients), "obs")
+	oc := newClient(t, clients)
+	other := mustElection(t, oc, "obs")
 	t2, err := other.Campaign(ctx, "w")
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +251,11 @@ func TestElectionObserveAndLeader(t *testing.T) {
 		t.Fatalf("second term: %+v (term %d after %d)", x, t2.Number(), term.Number())
 	}
 	if err := t2.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Resign returns once a quorum released; oc's Close waits for the
+	// rest (its last node's release may still be on the way).
+	if err := oc.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
