@@ -72,15 +72,12 @@ type Lock struct {
 	// set and the release of a lone caller share them instead of each
 	// putting the strings in interfaces again.
 	lockArg, valArg, chanArg any
-	// fastCmd, releaseCmd: the fast path's SET NX (the first 6; with
-	// fencing, its INCR and PEXPIRE follow) and a Mutex's Release through
-	// the batcher, as command arguments kept with the Lock (a lone
-	// caller's allocations). Each is written once, before its first use,
-	// and only read after: a call given up on may still be in a pipeline
-	// that reads it. fastCmd is written by the first fast-path call (its
-	// px is that call's ttl; a later call with another ttl builds its
-	// own), releaseCmd by LockKeys; releaseCmd[0] is nil when the node
-	// cannot use it.
+	// fastCmd, releaseCmd: the fast path's commands (fastArgs) and a
+	// Mutex's Release through the batcher, as command arguments kept with
+	// the Lock (a lone caller's allocations). Each is written once, before
+	// its first use, and only read after: a call given up on may still be
+	// in a pipeline that reads it. releaseCmd is written by LockKeys;
+	// releaseCmd[0] is nil when the node cannot use it.
 	fastCmd    [11]any
 	releaseCmd [7]any
 	fencing    bool
@@ -174,20 +171,29 @@ func (l *Lock) setNX(ctx context.Context, ttl time.Duration) (bool, error) {
 		} else {
 			px = ms(ttl)
 		}
-		cmd := l.fastCmd[:6:6]
-		switch {
-		case cmd[0] == nil:
-			copy(cmd, []any{"set", l.lockArg, l.valArg, "px", px, "nx"})
-		case cmd[4] != px:
-			cmd = []any{"set", l.lockArg, l.valArg, "px", px, "nx"}
-		}
-		v, err := b.do(ctx, cmd...)
+		v, err := b.do(ctx, l.fastArgs(px, nil)[:6]...)
 		if err == redis.Nil {
 			return false, nil
 		}
 		return err == nil && v == "OK", err
 	}
 	return l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
+}
+
+// fastArgs is the fast path's commands as arguments: SET lock value PX px
+// NX, then INCR fence and PEXPIRE fence retention (fence is nil without
+// fencing: only the SET is sent). It is the Lock's fastCmd, filled by the
+// first call, or a new array when px is not that call's: fastCmd is never
+// rewritten, since a call given up on may still be in a pipeline that
+// reads it.
+func (l *Lock) fastArgs(px, fence any) []any {
+	switch {
+	case l.fastCmd[0] == nil:
+		l.fastCmd = [...]any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", fence, "pexpire", fence, l.n.fenceOnArg}
+	case l.fastCmd[4] != px:
+		return []any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", fence, "pexpire", fence, l.n.fenceOnArg}
+	}
+	return l.fastCmd[:]
 }
 
 // guardedSetNX is setNX through Node.call, for a client that ignores
@@ -256,17 +262,9 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	}
 	now := monotonic()
 	rearm := f.due(now, l.n.rearmEvery)
-	// One array for the commands' arguments, the Lock's fastCmd (or a
-	// fresh one when the ttl differs): slices of it, no allocation of
-	// their own (a lone caller's allocations).
-	px := f.ttlArg(ttl)
-	args := l.fastCmd[:]
-	switch {
-	case args[0] == nil:
-		l.fastCmd = [...]any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
-	case args[4] != px:
-		args = []any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", f.fence, "pexpire", f.fence, l.n.fenceOnArg}
-	}
+	// One array for the commands' arguments (fastArgs): slices of it, no
+	// allocation of their own (a lone caller's allocations).
+	args := l.fastArgs(f.ttlArg(ttl), f.fence)
 	more := [2][]any{args[6:8:8], args[8:11:11]}
 	var vals [3]any
 	n := 2
