@@ -138,7 +138,8 @@ func replicaOf(ctx context.Context, n, master *Node) error {
 
 // SentinelFailover lets the group's sentinels fail it over by themselves: it
 // cuts the master off from its replicas and sentinels (CutLink), then waits
-// until every sentinel names a new master that answers ROLE as master. Clients that still reach the old master keep writing there (split
+// until every sentinel names a new master that answers ROLE as master.
+// Clients that still reach the old master keep writing there (split
 // brain). Recover heals the link and demotes the old master at once (sentinel
 // would do the same by itself some seconds later), then waits for the
 // replicas to be in sync.

@@ -22,13 +22,13 @@ import (
 // error. So only a caller that comes back within 100 ms uses a connection
 // unchecked, the way a pipeline's commands after its first do: a node that
 // closed it in that window (a crash) costs that call an error instead of a
-// redial. A call that finds
-// the lane closed under it (net.ErrClosed: the command was never written)
-// is sent again through the pool. Only a standalone *redis.Client with
-// ContextTimeoutEnabled, maintenance notifications off (Options) and a
-// pool of at least laneMinPool connections has a lane: a Sentinel client
-// closes connections to a demoted master under its callers, and a small
-// pool should not lose one for good.
+// redial. A call that finds the lane closed under it (net.ErrClosed: the
+// command was never written) is sent again through the pool. Only a
+// standalone *redis.Client with ContextTimeoutEnabled, maintenance
+// notifications off (Options) and a pool of at least laneMinPool
+// connections has a lane: a Sentinel client closes connections to a
+// demoted master under its callers, and a small pool should not lose one
+// for good.
 type lane struct {
 	client *redis.Client // nil: no lane
 	conn   *redis.Conn   // nil until first used, and after an error or idleness
