@@ -207,6 +207,91 @@ func TestReleasePublishesAndWatchWakes(t *testing.T) {
 	w2.Stop(false)
 }
 
+// The subscriber reads its connection itself (watch.go receive): when the
+// connection drops, go-redis reconnects and re-subscribes, the waiter is
+// woken to look again (messages may have been lost), and later unlocks
+// still wake it.
+func TestWatchSurvivesPubSubReconnect(t *testing.T) {
+	s, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("rc", "alice", "1", false)
+	if ok, _, _, _ := a.Acquire(ctx, 5*time.Second); !ok {
+		t.Fatal("acquire")
+	}
+	sig := make(chan struct{}, 1)
+	w := n.watch("rc", sig, nil, false)
+	defer w.Stop(false)
+	select {
+	case <-w.Ready():
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscription not confirmed")
+	}
+	admin := s.Client()
+	defer admin.Close()
+	if killed, err := admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Result(); err != nil || killed != 1 {
+		t.Fatalf("kill the pub/sub connection: %v, %v killed", err, killed)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter not woken after the pub/sub connection came back")
+	}
+	if ok, _ := a.Release(ctx); !ok {
+		t.Fatal("release")
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("unlock after the reconnect did not wake the waiter")
+	}
+}
+
+// A pub/sub connection that stays quiet is pinged (watch.go health), and
+// the pong does not disturb the wake-ups.
+func TestQuietPubSubIsPinged(t *testing.T) {
+	defer func(d time.Duration) { healthEvery = d }(healthEvery)
+	healthEvery = 50 * time.Millisecond
+	s, n := start(t)
+	ctx := t.Context()
+	a := n.Lock("hp", "alice", "1", false)
+	if ok, _, _, _ := a.Acquire(ctx, 5*time.Second); !ok {
+		t.Fatal("acquire")
+	}
+	sig := make(chan struct{}, 1)
+	w := n.watch("hp", sig, nil, false)
+	defer w.Stop(false)
+	<-w.Ready()
+	admin := s.Client()
+	defer admin.Close()
+	pings := func() string {
+		info, err := admin.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if strings.HasPrefix(line, "cmdstat_ping:") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pings() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("a quiet pub/sub connection was never pinged")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ok, _ := a.Release(ctx); !ok {
+		t.Fatal("release")
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("unlock after pings did not wake the waiter")
+	}
+}
+
 func TestForceRelease(t *testing.T) {
 	_, n := start(t)
 	ctx := t.Context()

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -110,6 +111,8 @@ type subscriber struct {
 	chans  map[string]*channelState
 	active map[string]bool // subscribed on the connection (as far as we asked)
 	closed bool
+	heard  atomic.Int64  // monotonic() when the connection last said anything
+	every  time.Duration // healthEvery when made
 }
 
 func newSubscriber(n *Node) *subscriber {
@@ -122,9 +125,11 @@ func newSubscriber(n *Node) *subscriber {
 		active: map[string]bool{},
 	}
 	s.base, s.stopBase = context.WithCancel(context.Background())
-	msgs := s.ps.ChannelWithSubscriptions(redis.WithChannelSize(256))
-	s.wg.Add(2)
-	go s.dispatch(msgs)
+	s.heard.Store(monotonic())
+	s.every = healthEvery
+	s.wg.Add(3)
+	go s.receive()
+	go s.health()
 	go s.reconcile()
 	return s
 }
@@ -196,32 +201,88 @@ func (s *subscriber) wake(cs *channelState, all bool) {
 	}
 }
 
-func (s *subscriber) dispatch(msgs <-chan interface{}) {
+// receive reads the connection's messages and wakes waiters, in this
+// goroutine: go-redis' PubSub.Channel would add two goroutine hops to each
+// wake-up (its reader, then a health check reset per message), on the path
+// from an unlock to the next holder. It ends when the PubSub is closed.
+func (s *subscriber) receive() {
 	defer s.wg.Done()
-	for m := range msgs {
-		s.mu.Lock()
-		switch m := m.(type) {
-		case *redis.Message:
-			if cs := s.chans[m.Channel]; cs != nil {
-				s.wake(cs, false)
+	failed := false
+	for {
+		m, err := s.ps.Receive(s.base)
+		if err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return
 			}
-		case *redis.Subscription:
-			if m.Kind != "subscribe" {
-				break
+			// go-redis reconnects on the next Receive; pause when that
+			// failed too, as its Channel does.
+			if failed {
+				select {
+				case <-s.quit:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
-			if cs := s.chans[m.Channel]; cs != nil {
-				if cs.confirmed {
-					// A re-subscription after a reconnect: messages may
-					// have been lost meanwhile, so everyone looks again.
-					s.wake(cs, true)
-				}
-				cs.confirmed = true
-				for _, w := range cs.watches {
-					w.markReady()
-				}
+			failed = true
+			continue
+		}
+		failed = false
+		s.heard.Store(monotonic())
+		s.dispatch(m)
+	}
+}
+
+// health pings the connection when nothing was heard for healthEvery, as
+// go-redis' Channel does: a connection that died quietly fails the ping's
+// write, and go-redis then reconnects (and re-subscribes, which wakes
+// every waiter: dispatch).
+func (s *subscriber) health() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		if time.Duration(monotonic()-s.heard.Load()) < s.every {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(s.base, s.every)
+		_ = s.ps.Ping(ctx)
+		cancel()
+	}
+}
+
+// healthEvery is how long the pub/sub connection may stay silent before
+// health pings it (go-redis' Channel's default). A variable for a test.
+var healthEvery = 3 * time.Second
+
+// dispatch acts on one message of the connection.
+func (s *subscriber) dispatch(m any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch m := m.(type) {
+	case *redis.Message:
+		if cs := s.chans[m.Channel]; cs != nil {
+			s.wake(cs, false)
+		}
+	case *redis.Subscription:
+		if m.Kind != "subscribe" {
+			break
+		}
+		if cs := s.chans[m.Channel]; cs != nil {
+			if cs.confirmed {
+				// A re-subscription after a reconnect: messages may
+				// have been lost meanwhile, so everyone looks again.
+				s.wake(cs, true)
+			}
+			cs.confirmed = true
+			for _, w := range cs.watches {
+				w.markReady()
 			}
 		}
-		s.mu.Unlock()
 	}
 }
 
