@@ -270,7 +270,7 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
 	owner := f.m.owner()
 	fa := f.attempt(nil)
-	ml, _, err := f.m.try(ctx, owner, 1, fa)
+	ml, _, err := f.m.try(ctx, owner, 1, false, fa)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 		subscribed := slot.subscribed()
 		fa := f.attempt(w)
 		try++
-		ml, wait, err := f.m.try(ctx, owner, try, fa)
+		ml, wait, err := f.m.try(ctx, owner, try, false, fa)
 		if err == nil && !w.verify(fa.fls, need, c.cfg.attemptTimeout) {
 			// Granted, but its entry lapsed on so many nodes meanwhile that
 			// a later ticket may have been served before it. Give the

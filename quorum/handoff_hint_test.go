@@ -58,10 +58,10 @@ func TestLiveLeasesHint(t *testing.T) {
 	_ = l3.Unlock(ctx)
 }
 
-// A waiting Lock's later tries skip the SET NX: the lock was held a moment
-// ago, and when one unlock message wakes several waiters all but one would
-// fail it and pay a round trip before the script. Only the first try sends
-// SET NX; the try that gets the lock after the release runs the script.
+// A waiting Lock's tries that no unlock message prompted skip the SET NX:
+// the lock is probably still held, and the SET NX would cost a round trip
+// before the script. The try an unlock message prompts sends it (the lock
+// was just released, and this client woke only this waiter).
 func TestWaiterRetriesSkipSetNX(t *testing.T) {
 	servers, clients := cluster(t, 3)
 	holder := newClient(t, clients)
@@ -109,7 +109,163 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 	if attempts.Load() < 2 {
 		t.Fatalf("the waiter got the lock in %d attempts, want a refusal first", attempts.Load())
 	}
-	if sets.Load() > n {
-		t.Fatalf("the waiter sent %d SET NX over %d attempts on %d nodes: want them on the first try only", sets.Load(), attempts.Load(), n)
+	if attempts.Load() < 3 {
+		t.Fatalf("the waiter got the lock in %d attempts, want a refusal, a look after subscribing, and the woken try", attempts.Load())
+	}
+	if sets.Load() != 2*n {
+		t.Fatalf("the waiter sent %d SET NX over %d attempts on %d nodes: want them on the first try and the woken one only", sets.Load(), attempts.Load(), n)
+	}
+}
+
+// publishUnlock sends an unlock message for m's name on every node, as a
+// release would, without releasing anything.
+func publishUnlock(t *testing.T, m *Mutex, clients []redis.UniversalClient) {
+	t.Helper()
+	for i, c := range clients {
+		if err := c.Publish(t.Context(), m.keys[0][i].Channel, "released").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// While a lease of the handle holds the lock (Mutex.holding), an unlock
+// message does not make a waiter of the same handle try: in a hand-off
+// between goroutines of one client, it is a late copy of the release that
+// lease's Lock followed. The waiter still takes the lock at the real
+// release, and the counts return to zero.
+func TestLateUnlockMessageSkipsTry(t *testing.T) {
+	servers, _ := cluster(t, 3)
+	var (
+		attempts, releases atomic.Int64
+		m                  *Mutex
+		ready              atomic.Bool
+		holdingAtRelease   atomic.Int32 // the largest seen
+	)
+	// Unlock counts its lease out of holding before it sends the release,
+	// whose messages wake the waiter: a release script carries the channel.
+	clients := clientsOf(t, servers, func(int) redis.Hook {
+		return beforeCommand(func(cmd redis.Cmder) {
+			script := strings.HasPrefix(cmd.Name(), "eval") || strings.HasPrefix(cmd.Name(), "fcall")
+			if !ready.Load() || !script || !slices.Contains(cmd.Args(), any(m.keys[0][0].Channel)) {
+				return
+			}
+			releases.Add(1)
+			if h := m.holding.Load(); h > holdingAtRelease.Load() {
+				holdingAtRelease.Store(h)
+			}
+		})
+	})
+	c := newClient(t, clients, WithObserver(observerFunc(func(_ context.Context, e Event) {
+		if e.Op == OpAttempt {
+			attempts.Add(1)
+		}
+	})))
+	m = mustMutex(t, c, "late")
+	ready.Store(true)
+	ctx := t.Context()
+	l1, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := m.Lock(ctx)
+		if err == nil {
+			err = l2.Unlock(context.Background())
+		}
+		got <- err
+	}()
+	for attempts.Load() < 2 { // the lease's Lock and the waiter's first try
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // subscribed, and its look after that done
+	before := attempts.Load()
+	publishUnlock(t, m, clients)
+	time.Sleep(100 * time.Millisecond)
+	if after := attempts.Load(); after != before {
+		t.Fatalf("an unlock message while a lease of the handle holds made %d tries", after-before)
+	}
+	if err := l1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-time.After(250 * time.Millisecond): // under the 500 ms retry interval: the message woke it
+		t.Fatal("the waiter did not take the lock at the release")
+	}
+	if h, l := m.holding.Load(), m.live.Load(); h != 0 || l != 0 {
+		t.Fatalf("after both unlocked: holding %d, live %d, want 0 and 0", h, l)
+	}
+	if releases.Load() == 0 {
+		t.Fatal("no release seen")
+	}
+	if h := holdingAtRelease.Load(); h != 0 {
+		t.Fatalf("a release was sent with holding %d: the lease must count itself out first", h)
+	}
+}
+
+// A woken try that another client's lease refused marks the handle
+// (wokenLost): its next woken try goes straight to the script, and a win
+// clears the mark.
+func TestWokenTryAfterLossSkipsSetNX(t *testing.T) {
+	servers, clients := cluster(t, 3)
+	holder := newClient(t, clients)
+	var sets, attempts atomic.Int64
+	wclients := clientsOf(t, servers, func(int) redis.Hook {
+		return beforeCommand(func(cmd redis.Cmder) {
+			if cmd.Name() == "set" && slices.ContainsFunc(cmd.Args(), func(a any) bool { return a == "nx" }) {
+				sets.Add(1)
+			}
+		})
+	})
+	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e Event) {
+		if e.Op == OpAttempt {
+			attempts.Add(1)
+		}
+	})))
+	ctx := t.Context()
+	hm := mustMutex(t, holder, "lost")
+	l1, err := hm.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wm := mustMutex(t, waiter, "lost")
+	got := make(chan error, 1)
+	go func() {
+		l2, err := wm.Lock(ctx)
+		if err == nil {
+			err = l2.Unlock(context.Background())
+		}
+		got <- err
+	}()
+	n := int64(len(servers))
+	for attempts.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	// A message with the lock still held: the woken try sends SET NX and
+	// is refused.
+	publishUnlock(t, wm, clients)
+	deadline := time.Now().Add(5 * time.Second)
+	for sets.Load() < 2*n || !wm.wokenLost.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after a refused woken try: %d SET NX (want %d), wokenLost %v", sets.Load(), 2*n, wm.wokenLost.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := l1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if sets.Load() != 2*n {
+		t.Fatalf("the woken try after a loss sent SET NX: %d in all, want %d", sets.Load(), 2*n)
+	}
+	if wm.wokenLost.Load() {
+		t.Fatal("a woken try that won left wokenLost set")
 	}
 }

@@ -45,6 +45,15 @@ type Lease struct {
 	qi       int
 	renewing sync.WaitGroup
 	acquired time.Time // when the lease was obtained, with an observer (observer.go: hold time)
+	letGone  bool      // counted out of Mutex.holding (letGo), under mu
+}
+
+// letGo counts the lease out of its handle's holding, once; under l.mu.
+func (l *Lease) letGo() {
+	if !l.letGone {
+		l.letGone = true
+		l.m.holding.Add(-1)
+	}
 }
 
 // newLease hands out a granted acquisition as a Lease. When the client was
@@ -90,6 +99,7 @@ func (l *Lease) end(cause error) {
 	if l.cancel != nil {
 		l.cancel(cause)
 	}
+	l.letGo()
 	l.mu.Unlock()
 	l.m.c.untrack(l)
 	l.observeEnd(cause) // observer.go
@@ -173,6 +183,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		return errors.New("quorumlock: lease already unlocked")
 	}
 	l.unlocked = true
+	l.letGo() // before the release is sent: its messages wake waiters (Mutex.holding)
 	l.m.c.due.cancel(l)
 	l.mu.Unlock()
 	l.renewing.Wait() // a renewal under way finishes first
