@@ -29,14 +29,7 @@ func TestLiveLeasesHint(t *testing.T) {
 	if _, err := m.TryLock(ctx); err == nil {
 		t.Fatal("TryLock granted while this handle holds the lock")
 	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := m.Lock(ctx)
-		if err == nil {
-			err = l2.Unlock(context.Background())
-		}
-		got <- err
-	}()
+	got := lockInBackground(ctx, m)
 	time.Sleep(20 * time.Millisecond)
 	if err := l1.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -86,14 +79,7 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := mustMutexNoT(waiter, "skip").Lock(ctx)
-		if err == nil {
-			err = l2.Unlock(context.Background())
-		}
-		got <- err
-	}()
+	got := lockInBackground(ctx, mustMutexNoT(waiter, "skip"))
 	for attempts.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -167,14 +153,7 @@ func TestLateUnlockMessageSkipsTry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := m.Lock(ctx)
-		if err == nil {
-			err = l2.Unlock(context.Background())
-		}
-		got <- err
-	}()
+	got := lockInBackground(ctx, m)
 	for attempts.Load() < 2 { // the lease's Lock and the waiter's first try
 		time.Sleep(time.Millisecond)
 	}
@@ -233,14 +212,7 @@ func TestWokenTryAfterLossSkipsSetNX(t *testing.T) {
 		t.Fatal(err)
 	}
 	wm := mustMutex(t, waiter, "lost")
-	got := make(chan error, 1)
-	go func() {
-		l2, err := wm.Lock(ctx)
-		if err == nil {
-			err = l2.Unlock(context.Background())
-		}
-		got <- err
-	}()
+	got := lockInBackground(ctx, wm)
 	n := int64(len(servers))
 	for attempts.Load() == 0 {
 		time.Sleep(time.Millisecond)
@@ -268,4 +240,18 @@ func TestWokenTryAfterLossSkipsSetNX(t *testing.T) {
 	if wm.wokenLost.Load() {
 		t.Fatal("a woken try that won left wokenLost set")
 	}
+}
+
+// lockInBackground takes m in a goroutine, unlocks at once, and reports
+// the error of either.
+func lockInBackground(ctx context.Context, m *Mutex) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		l, err := m.Lock(ctx)
+		if err == nil {
+			err = l.Unlock(context.Background())
+		}
+		got <- err
+	}()
+	return got
 }
