@@ -358,8 +358,10 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	}()
 	for try := 1; ; try++ {
 		ml, wait, err := m.try(ctx, owner, try, woken, nil)
-		if woken {
-			m.wokenLost.Store(err != nil && wait >= 0)
+		if woken && wait >= 0 {
+			// Won, or refused by a holder: a split vote (wait < 0) tells
+			// neither, and leaves the mark as it was.
+			m.wokenLost.Store(err != nil)
 		}
 		if err == nil {
 			won = true
