@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test test-functions test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci mutants-kinds vet sim sim-quick sim-soak-ci sim-mutants
+.PHONY: demo test test-alone test-functions test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci mutants-kinds vet sim sim-quick sim-soak-ci sim-mutants
 
 deps:
 	@scripts/ensure-deps.sh
@@ -14,6 +14,11 @@ demo: deps-redis
 
 test: deps
 	scripts/test.sh
+
+# The library alone (GOWORK=off, no -race) at the oldest go-redis its
+# go.mod accepts: the last part of make test, on its own (about 2.5 min).
+test-alone: deps-redis
+	scripts/test-alone.sh
 
 # The lock's tests with every client in Redis Functions mode (FCALL instead
 # of EVALSHA; quorum.WithFunctions), without -race: about 2.5 min.
