@@ -204,6 +204,15 @@ func checks(res []Result) []Check {
 	ratio("uncontended N=1 1g: quorumlock ÷ raw", u(1, 1, ql, "default"), u(1, 1, raw, "default"), 0.95)
 	ratio("uncontended N=1 1g: quorumlock defaults (fencing on) ÷ redislock", u(1, 1, ql, "defaults"), u(1, 1, rl, "retry-5ms"), 1.0)
 	ratio("uncontended N=1 1g: quorumlock ÷ rueidislock", u(1, 1, ql, "default"), u(1, 1, rd, "default"), 1.0)
+	// And what the lone caller costs its process per pair, at most what
+	// redislock's does: allocations, and CPU over the whole run (both
+	// interleaved in the same rounds).
+	if a, b := u(1, 1, ql, "default"), u(1, 1, rl, "retry-5ms"); a != nil && b != nil {
+		out = append(out, Check{Target: "uncontended N=1 1g: quorumlock allocations per Lock+Unlock ≤ redislock's",
+			Measured: fmt.Sprintf("%.0f vs %.0f", a.AllocsPerOp, b.AllocsPerOp), Pass: a.AllocsPerOp <= b.AllocsPerOp})
+		out = append(out, Check{Target: "uncontended N=1 1g: quorumlock client CPU per Lock+Unlock ≤ redislock's",
+			Measured: fmt.Sprintf("%.1f vs %.1f µs", a.ClientCPUusPerOp, b.ClientCPUusPerOp), Pass: a.ClientCPUusPerOp <= b.ClientCPUusPerOp})
+	}
 	for _, n := range []int{3, 5} {
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ redsync", n), u(n, 1, ql, "default"), u(n, 1, rs, "default"), 1.1)
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ raw fan-out", n), u(n, 1, ql, "default"), u(n, 1, raw, "default"), 0.95)
