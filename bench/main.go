@@ -46,6 +46,7 @@ type options struct {
 	impls     *regexp.Regexp
 	memprof   string
 	jsonPath  string
+	report    string // -report: print an earlier run's JSON and exit
 	cpuprof   string
 	slowPeers int // rounds for peers that take seconds per operation
 	curve     string
@@ -83,9 +84,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.curve, "curve", "", "also run the goroutine curve (1, 4, 16, 64, 256 goroutines; N=1, 3, 5) and draw it, with the hand-off gaps, to this PNG file")
 	fs.IntVar(&o.electRuns, "elect-runs", 0, "runs per row of the election hand-off case (default 5, 3 with -quick; the resign row runs 4× as many)")
+	fs.StringVar(&o.report, "report", "", "print the report of an earlier run from its -json file, its targets judged by this code, and exit (runs nothing)")
 	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.report != "" {
+		return reprint(stdout, o)
 	}
 	if o.quick {
 		o.rounds = or(o.rounds, 3)
@@ -198,18 +203,44 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.curve)
 	}
-	if mc := memoryChecks(mem); len(mc) > 0 {
-		fmt.Fprintf(stdout, "\n| target | measured | |\n|---|---|---|\n")
-		for _, c := range mc {
-			fmt.Fprintf(stdout, "| %s | %s | %s |\n", c.Target, c.Measured, map[bool]string{true: "ok", false: "MISS"}[c.Pass])
-		}
-	}
+	printMemoryChecks(stdout, mem)
 	if o.jsonPath != "" {
 		if err := writeJSON(o.jsonPath, env, o, res, mem); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.jsonPath)
 	}
+	return nil
+}
+
+func printMemoryChecks(w io.Writer, mem []MemRow) {
+	if mc := memoryChecks(mem); len(mc) > 0 {
+		fmt.Fprintf(w, "\n| target | measured | |\n|---|---|---|\n")
+		for _, c := range mc {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", c.Target, c.Measured, map[bool]string{true: "ok", false: "MISS"}[c.Pass])
+		}
+	}
+}
+
+// reprint is -report: an earlier run's tables and targets from its JSON
+// file, the targets judged again by this code (a target added or changed
+// since is judged on the old run's numbers).
+func reprint(w io.Writer, o options) error {
+	data, err := os.ReadFile(o.report)
+	if err != nil {
+		return fmt.Errorf("-report: %w", err)
+	}
+	var f jsonFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return fmt.Errorf("-report: %s: %w", o.report, err)
+	}
+	if len(f.Results) == 0 && len(f.Memory) == 0 {
+		return fmt.Errorf("-report: %s holds no results", o.report)
+	}
+	o.rounds = f.Rounds
+	printReport(w, f.Env, o, f.Results)
+	printMemory(w, f.Memory)
+	printMemoryChecks(w, f.Memory)
 	return nil
 }
 

@@ -67,4 +67,19 @@ func TestRunWritesTableAndJSON(t *testing.T) {
 	if len(f.Targets) == 0 {
 		t.Error("no targets evaluated")
 	}
+	// -report prints the same report again from the JSON file alone.
+	var again bytes.Buffer
+	if err := run([]string{"-report", path}, &again, &log); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != out.String() {
+		t.Errorf("-report printed\n%s\nthe run printed\n%s", again.String(), out.String())
+	}
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"results": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"-report", empty}, &again, &log); err == nil || !strings.Contains(err.Error(), "-report") {
+		t.Errorf("-report of a file without results: %v", err)
+	}
 }

@@ -54,3 +54,54 @@ func TestLoneCallerCostChecks(t *testing.T) {
 		t.Errorf("targets without a redislock row: %v", got)
 	}
 }
+
+// A ratio's interval brackets its median, is a point for equal rounds, and
+// marks a miss as within noise only when the interval reaches the target.
+func TestRatioInterval(t *testing.T) {
+	if lo, hi, ok := medianInterval([]float64{0.9, 0.9, 0.9, 0.9, 0.9}); !ok || lo != 0.9 || hi != 0.9 {
+		t.Errorf("equal rounds: [%v, %v] ok %v, want [0.9, 0.9]", lo, hi, ok)
+	}
+	if _, _, ok := medianInterval([]float64{0.9, 1, 1.1, 1.2}); ok {
+		t.Error("an interval from 4 rounds")
+	}
+	spread := []float64{0.80, 0.85, 0.88, 0.90, 0.91, 0.92, 0.93, 0.95, 0.99, 1.05, 1.20}
+	lo, hi, ok := medianInterval(spread)
+	if m := median(spread); !ok || lo > m || hi < m || lo == hi {
+		t.Errorf("spread rounds: [%v, %v] ok %v around median %v", lo, hi, ok, m)
+	}
+	// quorumlock's rate ÷ raw's, round by round, against the 0.95 target.
+	check := func(ratios []float64) Check {
+		a := Result{Case: "uncontended", Impl: string(adapters.Quorumlock), Variant: "default", Nodes: 1, Goroutines: 1, OpsPerSec: 1000}
+		b := Result{Case: "uncontended", Impl: string(adapters.Raw), Variant: "default", Nodes: 1, Goroutines: 1, OpsPerSec: 1000}
+		for _, r := range ratios {
+			a.RoundsRates = append(a.RoundsRates, 1000*r)
+			b.RoundsRates = append(b.RoundsRates, 1000)
+		}
+		for _, c := range checks([]Result{a, b}) {
+			if strings.Contains(c.Target, "÷ raw") {
+				return c
+			}
+		}
+		t.Fatal("no ÷ raw target")
+		return Check{}
+	}
+	for _, tc := range []struct {
+		name              string
+		ratios            []float64
+		pass, withinNoise bool
+	}{
+		{"met", []float64{0.96, 0.97, 0.98, 0.99, 1.0}, true, false},
+		{"missed, the rounds spread past the target", []float64{0.80, 0.85, 0.90, 0.93, 0.94, 0.96, 0.99, 1.02, 1.10}, false, true},
+		{"missed by every round", []float64{0.80, 0.81, 0.82, 0.83, 0.84, 0.85, 0.86}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := check(tc.ratios)
+			if c.Pass != tc.pass || c.WithinNoise != tc.withinNoise {
+				t.Errorf("pass %v, within noise %v; want %v, %v (%s)", c.Pass, c.WithinNoise, tc.pass, tc.withinNoise, c.Measured)
+			}
+			if !strings.Contains(c.Measured, "[") {
+				t.Errorf("no interval in %q", c.Measured)
+			}
+		})
+	}
+}
