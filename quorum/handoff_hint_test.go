@@ -128,10 +128,11 @@ func TestLateUnlockMessageSkipsTry(t *testing.T) {
 		holdingAtRelease   atomic.Int32 // when the first release was sent
 	)
 	// Unlock counts its lease out of holding before it sends the release,
-	// whose messages wake the waiter: a release script carries the channel.
-	// A rollback carries it too, with "0" last (it tells nobody): the
-	// waiter's, of a try whose call to a node timed out on a loaded
-	// machine, goes out while the lease holds. Only the first release
+	// whose messages wake the waiter: a release script is called with the
+	// lock's key and one argument (release.lua: "evalsha sha 1 key value",
+	// or fcall). A rollback adds "0" (it tells nobody): the waiter's, of a
+	// try whose call to a node timed out on a loaded machine, goes out
+	// while the lease holds, and is not counted. Only the first release
 	// command is looked at: it goes out before any node ran the release,
 	// so the waiter cannot hold yet. (A later one, to a slow node, may
 	// leave after the waiter won on the others and counted its own lease
@@ -140,7 +141,7 @@ func TestLateUnlockMessageSkipsTry(t *testing.T) {
 		return beforeCommand(func(cmd redis.Cmder) {
 			script := strings.HasPrefix(cmd.Name(), "eval") || strings.HasPrefix(cmd.Name(), "fcall")
 			args := cmd.Args()
-			if !ready.Load() || !script || !slices.Contains(args, any(m.keys[0][0].Channel)) || args[len(args)-1] == "0" {
+			if !ready.Load() || !script || len(args) != 5 || args[3] != any(m.keys[0][0].Lock) {
 				return
 			}
 			if releases.Add(1) == 1 {

@@ -3,8 +3,8 @@
 -- KEYS[2] leader value hash; ARGV[1] is the share's attempt (extend) or its
 -- fast-path string (release), both of which split names the owner of.
 -- Extend: the value keeps the lock's expiry. Release: the value is removed
--- when it is the releasing owner's, and followers are told (ARGV[4]),
--- unless this is a rollback (ARGV[3] '0').
+-- when it is the releasing owner's, and followers are told (ARGV[3]),
+-- unless this is a rollback (ARGV[2] '0').
 local r = share()
 if MODE == 'extend' then
   if r == 1 and redis.call('exists', KEYS[2]) == 1 then
@@ -16,6 +16,6 @@ end
 local owner = split(ARGV[1])
 if owner and redis.call('hget', KEYS[2], 'owner') == owner then
   redis.call('del', KEYS[2])
-  if ARGV[3] ~= '0' then redis.call('publish', ARGV[4], 'resigned') end
+  if ARGV[2] ~= '0' then redis.call('publish', ARGV[3], 'resigned') end
 end
 return r

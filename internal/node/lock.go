@@ -21,13 +21,13 @@ func (n *Node) Lock(name, owner, attempt string, fencing bool) *Lock {
 // caller that locks one name again and again computes them once.
 func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
 	l := &Lock{n: n, keys: [2]string{k.Lock, k.Fence}, channel: k.Channel, owner: owner, attempt: attempt, val: FastValue(owner, attempt), fencing: fencing, fenced: k.fenced,
-		lockArg: k.lockArg, chanArg: k.chanArg}
+		lockArg: k.lockArg}
 	if l.lockArg == nil { // Keys made by hand
-		l.lockArg, l.chanArg = k.Lock, k.Channel
+		l.lockArg = k.Lock
 	}
 	l.valArg = l.val
 	if n.batch != nil && !n.guarded && !n.funcs {
-		l.releaseCmd = [...]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg, l.chanArg, tellWaiters}
+		l.releaseCmd = [...]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg}
 	}
 	return l
 }
@@ -68,10 +68,10 @@ type Lock struct {
 	owner   string
 	attempt string
 	val     string // FastValue(owner, attempt): the fast path's string form
-	// keys[0], val and channel as command arguments (Keys.lockArg): the
-	// set and the release of a lone caller share them instead of each
-	// putting the strings in interfaces again.
-	lockArg, valArg, chanArg any
+	// keys[0] and val as command arguments (Keys.lockArg): the set and
+	// the release of a lone caller share them instead of each putting the
+	// strings in interfaces again.
+	lockArg, valArg any
 	// fastCmd, releaseCmd: the fast path's commands (fastArgs) and a
 	// Mutex's Release through the batcher, as command arguments kept with
 	// the Lock (a lone caller's allocations). Each is written once, before
@@ -79,7 +79,7 @@ type Lock struct {
 	// in a pipeline that reads it. releaseCmd is written by LockKeys;
 	// releaseCmd[0] is nil when the node cannot use it.
 	fastCmd    [11]any
-	releaseCmd [7]any
+	releaseCmd [5]any
 	fencing    bool
 	fenced     *fencedKeys // from ReusedKeys, else nil
 	// held: the caller expects the lock to be held (ExpectHeld), so
@@ -395,32 +395,40 @@ func scriptInt(s *redis.Script, r any, err error) (int64, error) {
 
 // Release gives back this attempt's share; true when it held one. When
 // the lock became free it tells waiters (unlock channel).
-func (l *Lock) Release(ctx context.Context) (bool, error) { return l.release(ctx, tellWaiters) }
+func (l *Lock) Release(ctx context.Context) (bool, error) { return l.release(ctx, false) }
 
 // Rollback is Release for an attempt that never held the lock (it failed
 // the quorum): it tells no waiter, since nothing they wait for happened.
-func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, tellNobody) }
+func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, true) }
 
-// The release scripts' tell argument, as interface values made once (a
-// string variable put in an []any costs an allocation per call).
+// The release scripts' tell argument (release.lua), as interface values
+// made once (a string variable put in an []any costs an allocation per
+// call). A plain lock's release leaves it out unless it is tellNobody.
 var tellWaiters, tellNobody any = "1", "0"
 
-func (l *Lock) release(ctx context.Context, tell any) (bool, error) {
+func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
+	tell := tellWaiters
+	if rollback {
+		tell = tellNobody
+	}
 	if b := l.n.batch; b != nil && l.leaderKey == "" && l.releaseCmd[0] != nil {
 		// A Mutex's release through the batcher: the command is the
 		// Lock's (evalArgs would box the key and copy the arguments
 		// again: a lone caller's allocations).
 		cmd := l.releaseCmd[:]
-		if tell != cmd[6] {
-			cmd = []any{"evalsha", cmd[1], 1, l.lockArg, l.valArg, l.chanArg, tell}
+		if rollback {
+			cmd = []any{"evalsha", cmd[1], 1, l.lockArg, l.valArg, tellNobody}
 		}
 		r, err := b.evalshaCmd(ctx, releaseScript, cmd)
 		v, err := scriptInt(releaseScript, r, err)
 		return v == 1, l.n.settle(err)
 	}
-	s, args := releaseScript, []any{l.valArg, l.chanArg, tell}
-	if l.leaderKey != "" {
-		s, args = electReleaseScript, append(args, l.leaderChan)
+	s, args := releaseScript, []any{l.valArg}
+	switch {
+	case l.leaderKey != "":
+		s, args = electReleaseScript, append(args, tell, l.leaderChan)
+	case rollback:
+		args = append(args, tellNobody)
 	}
 	v, err := l.int(ctx, s, l.shareKeys(), args...)
 	return v == 1, err

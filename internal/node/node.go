@@ -195,24 +195,24 @@ func (n *Node) Client() redis.UniversalClient { return n.client }
 type Keys struct {
 	Lock    string // hash {owner -> hold count}, or the string FastValue(owner, attempt) of a single fast-path holder
 	Fence   string // fencing counter
-	Channel string // unlock notifications
+	Channel string // unlock notifications: Lock + ":unlock", which release.lua builds itself
 	Forced  string // the last force-unlock: hash {by, at, removed}
 
 	// fenced: the fencing fast path's state of this name on this node,
 	// shared by the attempts made from these Keys (ReusedKeys); nil from
 	// Keys.
 	fenced *fencedKeys
-	// Lock and Channel as command arguments, made once: a string put in
-	// an interface costs an allocation, and a caller that locks one name
+	// Lock as a command argument, made once: a string put in an
+	// interface costs an allocation, and a caller that locks one name
 	// again and again keeps its Keys (LockKeys).
-	lockArg, chanArg any
+	lockArg any
 }
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
 	base := n.prefix + "{" + name + "}"
 	k := Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
-	k.lockArg, k.chanArg = k.Lock, k.Channel
+	k.lockArg = k.Lock
 	return k
 }
 

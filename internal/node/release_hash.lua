@@ -9,7 +9,7 @@ local h = redis.call('hgetall', KEYS[1])
 if #h == 4 and h[2] == '1' and h[4] == '1' and
     ((h[1] == att and h[3] == owner) or (h[3] == att and h[1] == owner)) then
   redis.call('del', KEYS[1])
-  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
+  if ARGV[2] ~= '0' then redis.call('publish', KEYS[1] .. ':unlock', 'released') end
   return 1
 end
 if redis.call('hdel', KEYS[1], att) == 0 then
@@ -23,6 +23,6 @@ end
 redis.call('hdel', KEYS[1], owner)
 -- An empty hash is deleted by Redis itself; other fields mean other holders.
 if redis.call('exists', KEYS[1]) == 0 then
-  if ARGV[3] ~= '0' then redis.call('publish', ARGV[2], 'released') end
+  if ARGV[2] ~= '0' then redis.call('publish', KEYS[1] .. ':unlock', 'released') end
 end
 return 1

@@ -3,12 +3,32 @@ package node
 import (
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/localredis"
 )
 
 // The release script's one-read path (the attempt's share is the only one)
-// and its general path leave the same state and publish the same way.
+// and its general path leave the same state and publish the same way; a
+// rollback frees the lock the same way and publishes nothing. Each through
+// the batcher (a Mutex's release) and through a plain script call.
 func TestReleasePaths(t *testing.T) {
-	s, n := start(t)
+	s := localredis.StartT(t, localredis.Config{})
+	for _, batching := range []bool{true, false} {
+		c := s.Client()
+		t.Cleanup(func() { _ = c.Close() })
+		n, err := New(c, WithBatching(batching))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.Close() })
+		if (n.batch != nil) != batching {
+			t.Fatalf("batching %v: node batches %v", batching, n.batch != nil)
+		}
+		testReleasePaths(t, s, n)
+	}
+}
+
+func testReleasePaths(t *testing.T, s *localredis.Server, n *Node) {
 	ctx := t.Context()
 	sub := s.Client()
 	t.Cleanup(func() { _ = sub.Close() })
@@ -68,5 +88,25 @@ func TestReleasePaths(t *testing.T) {
 	release(a2, true)
 	if st := state(); st.Present || !published() {
 		t.Fatalf("last share: present %v", st.Present)
+	}
+
+	// Rollbacks (an attempt that lost the quorum): the lock is freed as by
+	// a release, the string form and the hash form alike, and nobody is
+	// told.
+	rollback := func(l *Lock) {
+		t.Helper()
+		if ok, err := l.Rollback(ctx); !ok || err != nil {
+			t.Fatalf("rollback %s: %v %v", l.attempt, ok, err)
+		}
+	}
+	rollback(acquire("alice", "a3"))
+	if st := state(); st.Present || published() {
+		t.Fatalf("rollback of the sole share: present %v, or it published", st.Present)
+	}
+	a4, a5 := acquire("alice", "a4"), acquire("alice", "a5")
+	release(a4, true)
+	rollback(a5)
+	if st := state(); st.Present || published() {
+		t.Fatalf("rollback of the last share: present %v, or it published", st.Present)
 	}
 }
