@@ -23,13 +23,7 @@ func init() { testmode.FromEnv() }
 func startFunctions(t *testing.T) (*localredis.Server, *Node, *redis.Client) {
 	t.Helper()
 	s := localredis.StartT(t, localredis.Config{})
-	c := s.Client()
-	t.Cleanup(func() { _ = c.Close() })
-	n, err := New(c, WithFunctions(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Close() })
+	n, c := nodeOn(t, s, WithFunctions(true))
 	return s, n, c
 }
 

@@ -18,14 +18,22 @@ func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 func start(t *testing.T) (*localredis.Server, *Node) {
 	t.Helper()
 	s := localredis.StartT(t, localredis.Config{})
+	n, _ := nodeOn(t, s)
+	return s, n
+}
+
+// nodeOn is a Node with opts on a new client of s; both are closed when
+// the test ends.
+func nodeOn(t *testing.T, s *localredis.Server, opts ...Option) (*Node, *redis.Client) {
+	t.Helper()
 	c := s.Client()
 	t.Cleanup(func() { _ = c.Close() })
-	n, err := New(c)
+	n, err := New(c, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Close() })
-	return s, n
+	return n, c
 }
 
 func TestKeysShareOneClusterSlot(t *testing.T) {

@@ -14,13 +14,7 @@ import (
 func TestReleasePaths(t *testing.T) {
 	s := localredis.StartT(t, localredis.Config{})
 	for _, batching := range []bool{true, false} {
-		c := s.Client()
-		t.Cleanup(func() { _ = c.Close() })
-		n, err := New(c, WithBatching(batching))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = n.Close() })
+		n, _ := nodeOn(t, s, WithBatching(batching))
 		if (n.batch != nil) != batching {
 			t.Fatalf("batching %v: node batches %v", batching, n.batch != nil)
 		}
