@@ -407,10 +407,6 @@ func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ct
 var tellWaiters, tellNobody any = "1", "0"
 
 func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
-	tell := tellWaiters
-	if rollback {
-		tell = tellNobody
-	}
 	if b := l.n.batch; b != nil && l.leaderKey == "" && l.releaseCmd[0] != nil {
 		// A Mutex's release through the batcher: the command is the
 		// Lock's (evalArgs would box the key and copy the arguments
@@ -426,6 +422,10 @@ func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
 	s, args := releaseScript, []any{l.valArg}
 	switch {
 	case l.leaderKey != "":
+		tell := tellWaiters
+		if rollback {
+			tell = tellNobody
+		}
 		s, args = electReleaseScript, append(args, tell, l.leaderChan)
 	case rollback:
 		args = append(args, tellNobody)

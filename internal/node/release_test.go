@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -102,5 +103,64 @@ func testReleasePaths(t *testing.T, s *localredis.Server, n *Node) {
 	rollback(a5)
 	if st := state(); st.Present || published() {
 		t.Fatalf("rollback of the last share: present %v, or it published", st.Present)
+	}
+}
+
+// An election's release removes the leader's value and tells both
+// channels (the lock is free, the leader resigned); its rollback removes
+// them the same way and tells nobody.
+func TestElectReleaseTells(t *testing.T) {
+	s, n := start(t)
+	ctx := t.Context()
+	k := n.Keys("el")
+	sub := s.Client()
+	t.Cleanup(func() { _ = sub.Close() })
+	ps := sub.Subscribe(ctx, k.Channel, k.LeaderChannel())
+	t.Cleanup(func() { _ = ps.Close() })
+	for range 2 { // both subscriptions confirmed
+		if _, err := ps.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heard := func() []string {
+		var got []string
+		for {
+			select {
+			case m := <-ps.Channel():
+				got = append(got, m.Channel+" "+m.Payload)
+			case <-time.After(100 * time.Millisecond):
+				return got
+			}
+		}
+	}
+	for i, rollback := range []bool{false, true} {
+		l := n.Lock("el", "alice", "alice."+string(rune('1'+i)), false).Elect()
+		if ok, _, _, err := l.Acquire(ctx, 5*time.Second); !ok || err != nil {
+			t.Fatalf("acquire: %v %v", ok, err)
+		}
+		if ok, err := n.Proclaim(ctx, "el", "alice", 1, 1, "v"); !ok || err != nil {
+			t.Fatalf("proclaim: %v %v", ok, err)
+		}
+		heard() // the proclaim's message
+		var ok bool
+		var err error
+		if rollback {
+			ok, err = l.Rollback(ctx)
+		} else {
+			ok, err = l.Release(ctx)
+		}
+		if !ok || err != nil {
+			t.Fatalf("rollback %v: %v %v", rollback, ok, err)
+		}
+		if left, err := sub.Exists(ctx, k.Lock, k.LeaderKey()).Result(); left != 0 || err != nil {
+			t.Fatalf("rollback %v: %d of the lock and the leader's value left (%v)", rollback, left, err)
+		}
+		want := []string{k.Channel + " released", k.LeaderChannel() + " resigned"}
+		if rollback {
+			want = nil
+		}
+		if got := heard(); !slices.Equal(got, want) {
+			t.Fatalf("rollback %v: heard %q, want %q", rollback, got, want)
+		}
 	}
 }
