@@ -9,8 +9,10 @@ deps:
 deps-redis:
 	@scripts/ensure-deps.sh redis
 
+# The library's module alone (GOWORK=off): the demo needs nothing of the
+# harness, so a fresh machine downloads only go-redis and x/sync.
 demo: deps-redis
-	go run ./cmd/quorumlock demo
+	GOWORK=off go run ./cmd/quorumlock demo
 
 test: deps
 	scripts/test.sh
@@ -61,25 +63,26 @@ bench: deps-redis
 bench-quick: deps-redis
 	cd bench && go run . -quick -curve bench-curve.png
 
-# The single-node vs quorum matrix under faults (jepsen-like/).
+# The single-node vs quorum matrix under faults: the lab
+# (jepsen-like/cmd/quorumlock-lab), through the workspace.
 chaos: deps-redis
-	go run ./cmd/quorumlock chaos --json chaos.json --html chaos.html
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --json chaos.json --html chaos.html
 
 chaos-quick: deps-redis
-	go run ./cmd/quorumlock chaos --quick --json chaos.json --html chaos.html
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --quick --json chaos.json --html chaos.html
 
 # The expected-unsafe cells of the quick matrix under seeds 1–10: in how
 # many of 10 each reproduced its violation (the grid's k/10).
 chaos-seeds: deps-redis
-	go run ./cmd/quorumlock chaos --quick --unsafe-only --seeds 10 --json chaos-seeds.json --html chaos-seeds.html
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --quick --unsafe-only --seeds 10 --json chaos-seeds.json --html chaos-seeds.html
 
 # Deliberate bugs put into a copy of the library, each run through the
 # matrix cells meant to catch it (jepsen-like/mutants): exit 1 if one survives.
 mutants: deps-redis
-	go run ./cmd/quorumlock chaos --mutants
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants
 
 mutants-quick: deps-redis
-	go run ./cmd/quorumlock chaos --mutants --mutant unlock-without-owner-check,no-validity-check,watchdog-silent
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --mutant unlock-without-owner-check,no-validity-check,watchdog-silent
 
 # The form CI runs (.ci/run): the mutants marked CI in jepsen-like/mutants
 # (the core's three killed by dozens of violations, one per lock kind, one
@@ -91,16 +94,16 @@ mutants-quick: deps-redis
 # The others are killed by a handful or need libfaketime, and stay in
 # make mutants.
 mutants-ci: deps-redis
-	go run ./cmd/quorumlock chaos --mutants --ci --workloads mutex --parallel 2
-	go run ./cmd/quorumlock chaos --mutants --ci --sim --parallel 2
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --ci --workloads mutex --parallel 2
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --ci --sim --parallel 2
 
 # One mutant per lock kind (issue 25), each through its kind's workload
 # cells, on real processes and in the simulation. Not part of mutants-ci:
 # together they would take CI past its 20 minutes.
 KIND_MUTANTS = rw-writer-beside-readers,rw-writer-refused-when-free,fair-last-first,fair-dead-waiter-stays,renewal-believes-longer,all-partial-set,reentrant-partial-release-frees,batched-replies-swapped,guard-token-string-compare,guard-refuses-equal-token,restart-votes-at-once,renewal-from-non-owner,election-term-reused,election-term-decreasing,election-loss-untold,election-observe-lags,campaign-polls-slowly
 mutants-kinds: deps-redis
-	go run ./cmd/quorumlock chaos --mutants --mutant $(KIND_MUTANTS)
-	go run ./cmd/quorumlock chaos --mutants --sim --mutant $(KIND_MUTANTS)
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --mutant $(KIND_MUTANTS)
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --sim --mutant $(KIND_MUTANTS)
 
 # The deterministic simulation (jepsen-like/sim): nodes in memory running
 # our Lua scripts, an in-memory network and virtual time. sim-quick is the
@@ -122,4 +125,4 @@ sim: deps-redis
 
 # Every mutant of jepsen-like/mutants judged in the simulation.
 sim-mutants:
-	go run ./cmd/quorumlock chaos --mutants --sim
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --sim

@@ -3,7 +3,7 @@ package console
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/quorumlock/quorumlock/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }

@@ -17,8 +17,8 @@ var heavyModules = []string{
 }
 
 // The library's go.mod (the repository root) requires none of the harness's
-// dependencies: they live in the modules of chaos/, jepsen-like/, console/,
-// otelquorum/, cmd/quorumlock/ and guard/pgtest/.
+// dependencies: they live in the modules of chaos/, jepsen-like/ (with the
+// lab), console/browsertest/, otelquorum/, guard/pgtest/ and bench/.
 func TestLibraryGoModIsLight(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "go.mod"))
 	if err != nil {

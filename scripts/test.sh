@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of every module of the workspace (go.work: the library,
-# chaos, jepsen-like, console, otelquorum, the CLI, guard/pgtest, bench)
+# Runs every test of every module of the workspace (go.work: the library
+# with the CLI and the console, chaos, jepsen-like with the lab, otelquorum,
+# the console's browser test, guard/pgtest, bench)
 # with the race detector against real
 # redis-server processes. Prints one line per package, the output of failed
 # tests and why tests were skipped; fails if any Redis-backed test skipped.

@@ -1,4 +1,4 @@
-// Command chaospeers runs the chaos matrix of `quorumlock chaos` with the
+// Command chaospeers runs the chaos matrix of `quorumlock-lab chaos` with the
 // peer implementations added as modes: go-redsync/redsync over 3 and 5
 // independent masters, bsm/redislock and rueidis's rueidislock on one node, through the adapters
 // of this module (so the library's own go.mod never requires them).
@@ -6,7 +6,7 @@
 //	cd bench && go run ./chaospeers --quick                       # every mode, quorumlock's and the peers'
 //	cd bench && go run ./chaospeers --quick --modes redsync-5,redlock-5 --json peers.json --html peers.html
 //
-// Flags, output and exit status are those of `quorumlock chaos` (see
+// Flags, output and exit status are those of `quorumlock-lab chaos` (see
 // docs/chaos-matrix.md). The peers lock with a fixed TTL (the workload's
 // lease time) and their default retry delays; they hand out no fencing
 // tokens and have no renewal, so the holder-isolated scenario runs them

@@ -1,7 +1,14 @@
-// Command quorumlock runs the demo, the chaos matrix, benchmarks and operator
-// tools of the quorumlock library. Each subcommand lives in its own file and
-// registers itself; `quorumlock help` lists them and `quorumlock CMD --help`
-// shows a command's flags.
+// Command quorumlock is the quorumlock library's gate and operator tool:
+// run a command under a lock or as an elected leader, check a deployment,
+// inspect and force-unlock locks, serve the console, run the demo. It needs
+// the library and the standard library only:
+//
+//	go install github.com/quorumlock/quorumlock/cmd/quorumlock@latest
+//
+// (the chaos matrix, the simulation and the mutants are the lab's:
+// go run ./jepsen-like/cmd/quorumlock-lab in a clone). Each subcommand
+// lives in its own file and registers itself; `quorumlock help` lists them
+// and `quorumlock CMD --help` shows a command's flags.
 //
 // Commands that talk to Redis take --nodes, before or after the command
 // name: the nodes as redis:// or rediss:// URLs (user, password, DB, TLS)

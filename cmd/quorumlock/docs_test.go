@@ -68,7 +68,7 @@ var (
 	adminRE     = regexp.MustCompile(`\bAdmin\(\)\.([A-Z][A-Za-z0-9_]*)`)
 	bareRE      = regexp.MustCompile("(?:^|[^.\\w])((?:Err|With)[A-Z][A-Za-z0-9_]*)\\b")
 	codeSpanRE  = regexp.MustCompile("`[^`\n]+`")
-	commandRE   = regexp.MustCompile(`\bquorumlock((?:\s+--?nodes(?:=|\s+)\S+)?)\s+([a-z][a-z0-9-]*)\b(.*)`)
+	commandRE   = regexp.MustCompile(`\bquorumlock(-lab)?((?:\s+--?nodes(?:=|\s+)\S+)?)\s+([a-z][a-z0-9-]*)\b(.*)`)
 	flagRE      = regexp.MustCompile(`(?:^|[\s\[(])--([a-z][a-z0-9-]*)`)
 	loneFlagRE  = regexp.MustCompile("^`--([a-z][a-z0-9-]*)")
 	linkRE      = regexp.MustCompile(`\]\(([^)#\s]+)(?:#[^)\s]*)?\)`)
@@ -167,7 +167,10 @@ func TestDocsNameWhatExists(t *testing.T) {
 				if m == nil {
 					continue
 				}
-				name, rest := m[2], m[3]
+				name, rest := m[3], m[4]
+				if m[1] != "" {
+					name = "lab " + name
+				}
 				fl, ok := cmdFlags[name]
 				if !ok {
 					add("quorumlock "+name+" (no such command)", where)
@@ -335,7 +338,9 @@ func exportedMethods(t *testing.T, dir string) map[string]bool {
 }
 
 // cliFlags asks every command for its --help and reads the flags it
-// lists; --nodes and --help are global.
+// lists; --nodes and --help are global. The lab's one command,
+// `quorumlock-lab chaos`, is "lab chaos": its flags are read from its
+// sources, as the lab is a module of its own that this one cannot import.
 func cliFlags(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
@@ -354,5 +359,27 @@ func cliFlags(t *testing.T) map[string]map[string]bool {
 		}
 		out[name] = fl
 	}
+	out["lab chaos"] = labFlags(t, "../../jepsen-like/cmd/quorumlock-lab/chaos.go", "../../jepsen-like/matrix/cli.go")
 	return out
+}
+
+// labFlags reads the flag names that files register on a FlagSet
+// (fs.Bool("name", …), fs.IntVar(&x, "name", …)).
+func labFlags(t *testing.T, files ...string) map[string]bool {
+	t.Helper()
+	def := regexp.MustCompile(`\bfs\.[A-Z][A-Za-z0-9]*\((?:&[^,]+,\s*)?"([a-z][a-z0-9-]*)"`)
+	fl := map[string]bool{"help": true}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range def.FindAllStringSubmatch(string(src), -1) {
+			fl[m[1]] = true
+		}
+	}
+	if !fl["quick"] || !fl["mutants"] {
+		t.Fatalf("read %d lab flags from %v, without --quick or --mutants: is the pattern stale?", len(fl), files)
+	}
+	return fl
 }

@@ -1,4 +1,7 @@
-package console
+// Package browsertest drives the console's page in a real browser
+// (chromium through chromedp). It is a module of its own so the console,
+// part of the library's module, does not make its users require chromedp.
+package browsertest
 
 import (
 	"context"
@@ -14,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/console"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -127,7 +131,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 	}()
 	t.Cleanup(func() { fcancel(); <-fdone })
 
-	con, err := New(c, WithToken("e2e-token"), WithRefresh(300*time.Millisecond))
+	con, err := console.New(c, console.WithToken("e2e-token"), console.WithRefresh(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ var ErrUsage = errors.New("matrix: bad usage")
 // a violation of its claim's property.
 var ErrViolation = errors.New("matrix: a mode expected safe showed a violation")
 
-// Options are the command-line options of a matrix run (`quorumlock chaos`
+// Options are the command-line options of a matrix run (`quorumlock-lab chaos`
 // and the bench module's peer runner share them).
 type Options struct {
 	Modes, Scenarios string
@@ -52,7 +52,7 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.IntVar(&o.Seeds, "seeds", 1, "run every expected-unsafe cell under this many seeds (--seed, --seed+1, …) and report in how many it reproduced (k/n); expected-safe cells run once")
 	fs.BoolVar(&o.UnsafeOnly, "unsafe-only", false, "run only the cells expected unsafe (with --seeds: the k-of-n table alone)")
 	fs.BoolVar(&o.Quick, "quick", false, "short cells (3 s, 1 s lease; scenarios whose strikes outlast the lease: a 250 ms lease, longer cells): the whole matrix in about 6 minutes on 2 cores")
-	fs.IntVar(&o.Parallel, "parallel", 2, "cells run at once (each on its own cluster); quorumlock chaos --quick: 3")
+	fs.IntVar(&o.Parallel, "parallel", 2, "cells run at once (each on its own cluster); quorumlock-lab chaos --quick: 3")
 	fs.StringVar(&o.HTML, "html", "", "write the HTML report (summary grid, a timeline per cell in FILE's -timelines directory, loaded lazily) to this file")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON results to this file")
 	fs.StringVar(&o.MD, "markdown", "", "also write the Markdown table to this file")

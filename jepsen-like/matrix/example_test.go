@@ -20,7 +20,7 @@ func ExampleRunCell() {
 	fmt.Println(row.Acquisitions, row.Violations, row.LostUpdates, row.Verdict, len(h.Ops))
 }
 
-// The whole matrix, as `quorumlock chaos --quick` runs it.
+// The whole matrix, as `quorumlock-lab chaos --quick` runs it.
 func ExampleMain() {
 	err := matrix.Main(context.Background(), matrix.Options{Modes: "all", Scenarios: "all", Quick: true, Parallel: 2, JSON: "out.json"},
 		matrix.Modes, matrix.Scenarios, os.Stdout, os.Stderr)

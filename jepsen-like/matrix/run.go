@@ -425,7 +425,7 @@ func FaultEvents(h history.History, settings []string) int {
 // (each worker's k-th tenure has the same work and think times); the
 // interleaving still follows the machine (see TestSameSeedSamePlan).
 func ReplayCommand(c Cell, t Timing, seed int64) string {
-	return fmt.Sprintf("quorumlock chaos --modes %s --scenarios %s --workloads %s --seed %d --duration %v --lease %v --workers %d",
+	return fmt.Sprintf("quorumlock-lab chaos --modes %s --scenarios %s --workloads %s --seed %d --duration %v --lease %v --workers %d",
 		c.Mode.ID, c.Scenario.ID, c.kind(), seed, t.Duration, t.Lease, t.Workers)
 }
 

@@ -112,7 +112,7 @@ type Timing struct {
 	MinContested int
 }
 
-// Quick is the timing of `quorumlock chaos --quick`.
+// Quick is the timing of `quorumlock-lab chaos --quick`.
 var Quick = Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4,
 	Work: workload.Range{Min: 2 * time.Millisecond, Max: 10 * time.Millisecond}, MinContested: QuickMinContested}
 

@@ -1,6 +1,6 @@
 package mutants
 
-// List is the mutants `quorumlock chaos --mutants` runs: the bugs a
+// List is the mutants `quorumlock-lab chaos --mutants` runs: the bugs a
 // distributed lock is known to get wrong, each with the cells meant to catch
 // it. Each branch that adds mutants keeps them in a list_<branch>.go of
 // its own, appended here.

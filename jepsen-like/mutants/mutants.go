@@ -4,8 +4,8 @@
 //
 // A mutant is a textual change to one file of the repository (it must match
 // exactly once, so a mutant that no longer applies is an error, not a pass).
-// Each one is applied to a scratch copy of the tracked files, the CLI is
-// built there, and `quorumlock chaos --quick` runs the mutant's cells. The
+// Each one is applied to a scratch copy of the tracked files, the lab is
+// built there, and `quorumlock-lab chaos --quick` runs the mutant's cells. The
 // mutant is killed when a run fails with a cell expected safe that showed a
 // violation (or left lock keys without expiry); it survives when every cell
 // passes. The unmutated tree runs the same cells first, as the control: if
@@ -244,7 +244,7 @@ func selectMutants(list []Mutant, only []string) ([]Mutant, error) {
 }
 
 // judge copies the repository, applies m (the control has no File),
-// builds the CLI and runs m's cells, stopping at the first kill.
+// builds the lab and runs m's cells, stopping at the first kill.
 func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Outcome) {
 	start := time.Now()
 	res.Mutant = m.Name
@@ -271,7 +271,7 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 	// -trimpath: the scratch directory is not in the build's cache keys, so
 	// only the mutated package and its importers compile again (seconds,
 	// against ~40 s for a whole tree at a new path).
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/quorumlock")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./jepsen-like/cmd/quorumlock-lab")
 	if o.Sim {
 		build = exec.CommandContext(ctx, "go", "test", "-c", "-trimpath", "-o", bin, "./jepsen-like/sim")
 	}
@@ -353,7 +353,7 @@ func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds 
 // judgeCell runs cmd in dir, which writes the cell's JSON report to js,
 // and reads it: killed is the note of the first row that caught the
 // mutant. exitMatters: a failed exit with no failing row is an error (the
-// CLI exits 1 only for a failing row; the sim's test binary also fails
+// lab exits 1 only for a failing row; the sim's test binary also fails
 // for a reproduced expected-unsafe cell, so its exit says nothing more).
 func judgeCell(cmd *exec.Cmd, dir, js string, exitMatters bool) (killed string, err error) {
 	_ = os.Remove(js)

@@ -47,7 +47,7 @@ func ReplayCommand(c Cell) string {
 // TestCell runs one mode × scenario over -sim.seeds seeds; a run the
 // matrix would fail fails the test, with its seed, the command that
 // replays it and its fault list shrunk. It is the entry point of
-// `quorumlock chaos --sim` and of `chaos --mutants --sim`.
+// `quorumlock-lab chaos --sim` and of `chaos --mutants --sim`.
 func TestCell(t *testing.T) {
 	if *flagMode == "" || *flagScenario == "" {
 		t.Skip("needs -sim.mode and -sim.scenario")

@@ -22,7 +22,7 @@ func init() {
 // chaosProgress is where the progress display goes (stdout gets the table).
 var chaosProgress io.Writer = os.Stderr
 
-// runChaos is `quorumlock chaos`. The exit status is 1 when a mode
+// runChaos is `quorumlock-lab chaos`. The exit status is 1 when a mode
 // expected safe under a scenario showed a violation (or a cell could not
 // run), 2 for bad flags.
 func runChaos(ctx context.Context, args []string, out io.Writer) error {
@@ -95,7 +95,7 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 // --parallel says otherwise.
 const quickParallel = 3
 
-// chaosMutants is `quorumlock chaos --mutants`: the control and every
+// chaosMutants is `quorumlock-lab chaos --mutants`: the control and every
 // selected mutant, a table on out, exit 1 when a mutant survives.
 // --parallel is the number of mutants judged at once (default 1).
 func chaosMutants(ctx context.Context, o mutants.Options, out io.Writer) error {

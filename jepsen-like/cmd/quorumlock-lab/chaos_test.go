@@ -11,9 +11,31 @@ import (
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
+// help and chaos --help answer on stdout with exit 0: the commands, and
+// the chaos command's usage line and flags.
+func TestLabHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"help"}, []string{"usage: quorumlock-lab", "  chaos "}},
+		{[]string{"chaos", "--help"}, []string{"usage: quorumlock-lab chaos [flags]", "-mutants", "-sim", "-quick"}},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(t.Context(), tc.args, &out, &errOut); code != 0 || errOut.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errOut.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: stdout lacks %q:\n%s", tc.args, w, out.String())
+			}
+		}
+	}
+}
+
 func TestChaosList(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run([]string{"chaos", "--list"}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"chaos", "--list"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"redlock-5+fencing", "clock-jump-partition", "Expected"} {
@@ -23,20 +45,37 @@ func TestChaosList(t *testing.T) {
 	}
 }
 
+// Every bad flag value or argument exits 2 with a first line on stderr
+// that says what was wrong, prefixed once; stdout stays empty.
 func TestChaosBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"chaos", "--modes", "redlock-4"},
-		{"chaos", "--scenarios", "meteor"},
-		{"chaos", "--duration", "1s", "--lease", "1s"},
-		{"chaos", "--ci"},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chaos", "--modes", "redlock-4"}, "redlock-4"},
+		{[]string{"chaos", "--scenarios", "meteor"}, "meteor"},
+		{[]string{"chaos", "--duration", "1s", "--lease", "1s"}, "too short for lease time 1s"},
+		{[]string{"chaos", "--ci"}, "--ci needs --mutants"},
+		{[]string{"chaos", "--workers", "-1"}, "--workers -1 is negative"},
+		{[]string{"chaos", "--duration", "-1s"}, "may not be negative"},
+		{[]string{"chaos", "--seeds", "0"}, "--seeds 0"},
+		{[]string{"chaos", "--parallel", "0"}, "--parallel 0"},
+		{[]string{"chaos", "--mutant", "x"}, "needs --mutants"},
+		{[]string{"chaos", "--modes", "nosuch", "--list"}, "nosuch"},
+		{[]string{"chaos", "extra"}, "unexpected arguments"},
+		{[]string{"chaos", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"nosuch"}, `unknown command "nosuch"`},
+		{nil, "usage: quorumlock-lab"},
 	} {
 		var out, errOut bytes.Buffer
-		if code := run(args, &out, &errOut); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+		if code := run(t.Context(), tc.args, &out, &errOut); code != 2 {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
 		}
-		// The message is on stderr, one prefix, stdout stays empty.
-		if msg := errOut.String(); !strings.HasPrefix(msg, "quorumlock chaos: ") || doubledPrefix(msg) || out.Len() != 0 {
-			t.Errorf("%v: stderr %q, stdout %q", args, msg, out.String())
+		msg := errOut.String()
+		first := strings.SplitN(msg, "\n", 2)[0]
+		if !strings.Contains(first, "quorumlock-lab") || !strings.Contains(msg, tc.want) || out.Len() != 0 ||
+			strings.Contains(first, "quorumlock: ") || strings.Count(first, "chaos: ") > 1 {
+			t.Errorf("%v: stderr %q (want %q in it, one prefix), stdout %q", tc.args, msg, tc.want, out.String())
 		}
 	}
 }
@@ -57,7 +96,7 @@ func TestChaosRun(t *testing.T) {
 	chaosProgress = &progress
 	t.Cleanup(func() { chaosProgress = os.Stderr })
 	var out, errOut bytes.Buffer
-	code := run([]string{"chaos", "--quick", "--duration", "2500ms", "--modes", "single", "--scenarios", "baseline",
+	code := run(t.Context(), []string{"chaos", "--quick", "--duration", "2500ms", "--modes", "single", "--scenarios", "baseline",
 		"--json", jsonPath, "--html", htmlPath}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, errOut.String(), out.String(), progress.String())

@@ -13,9 +13,9 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/mutants"
 )
 
-// chaosSim is `quorumlock chaos --sim`: every selected cell in the
+// chaosSim is `quorumlock-lab chaos --sim`: every selected cell in the
 // deterministic simulation. The simulation runs inside testing/synctest
-// bubbles, which need a *testing.T, so the CLI does not host it: it builds
+// bubbles, which need a *testing.T, so the lab does not host it: it builds
 // the jepsen-like/sim test binary (go test -c, in the repository this
 // command runs in) and runs its TestCell once per cell. Exit 1 when a cell
 // fails as the matrix would fail it; every failure prints its seed, the

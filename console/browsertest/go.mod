@@ -1,4 +1,4 @@
-module github.com/quorumlock/quorumlock/console
+module github.com/quorumlock/quorumlock/console/browsertest
 
 go 1.26.0
 
@@ -6,17 +6,15 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/quorumlock/quorumlock v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
-replace github.com/quorumlock/quorumlock => ..
+replace github.com/quorumlock/quorumlock => ../..
