@@ -2,7 +2,7 @@
 # Finds or installs what the tests and the demo need: redis-server,
 # redis-sentinel and redis-cli (Debian: redis-server, redis-sentinel,
 # redis-tools), libfaketime and gcc for the clock-fault tests, and chromium
-# for the web console's browser test (console/, driven with chromedp), and
+# for the web console's browser test (console/browsertest/, driven with chromedp), and
 # postgresql for the SQL fencing guard's test (guard/: the test runs initdb
 # and postgres itself, as a non-root user, on a free loopback port).
 # Installs with apt-get when running as root; otherwise says what to install.
