@@ -54,9 +54,10 @@
 // makes Dial, New and FromEnv ping every node and fail with ErrUnreachable
 // when fewer than a quorum answer.
 //
-// go-redis logs through one process-global logger, to stderr: while nodes
-// are down it writes more than ten lines a second. Route it to slog (see
-// RedisLogger), or discard it, once at start:
+// go-redis logs through one process-global logger, to stderr: a line per
+// failed dial, until as many dials as its pool holds failed in a row (a few
+// dozen lines per dead node, again after each recovery). Route it to slog
+// (see RedisLogger), or discard it, once at start:
 //
 //	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
 //	redis.SetLogger(quorum.RedisLogger{}) // discard

@@ -7,10 +7,10 @@ import (
 )
 
 // RedisLogger routes go-redis's own log lines to a slog.Logger. go-redis
-// logs through one process-global logger, to stderr by default, and while
-// nodes are down it writes a line per failed dial and pool event (more than ten
-// a second with three dead nodes); the lock's errors already say which
-// node failed and why. Set it once, at start, for the whole process (it
+// logs through one process-global logger, to stderr by default, and when a
+// node is down it writes a line per failed dial until as many dials as its
+// pool holds failed in a row (a few dozen lines per dead node and outage);
+// the lock's errors already say which node failed and why. Set it once, at start, for the whole process (it
 // also takes the lines of the program's other go-redis clients):
 //
 //	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default()})                        // at Info, component=go-redis

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
-	"github.com/redis/go-redis/v9"
 )
 
 func main() {
-	redis.SetLogger(quorum.RedisLogger{}) // go-redis logs every failed dial to stderr, process-wide: drop its lines
 	if err := run(context.Background()); err != nil {
 		log.Fatal(err)
 	}
