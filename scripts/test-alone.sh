@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The library's own tests outside the workspace (GOWORK=off, no -race),
-# built with the oldest go-redis its go.mod accepts: what a user who adds
-# only quorumlock gets (the workspace runs the newest any module asks for).
+# The library's own tests (with the CLI's and the console's, which share
+# its module) outside the workspace (GOWORK=off, no -race), built with the
+# oldest go-redis its go.mod accepts: what a user who adds only quorumlock,
+# or installs its CLI, gets (the workspace runs the newest any module asks
+# for).
 # v9.17.0 hung a read-write test and v9.17-9.18 refused a cluster
 # transaction with CROSSSLOT, unseen while only the workspace ran.
 # scripts/test.sh runs it after its race pass; CI runs it beside

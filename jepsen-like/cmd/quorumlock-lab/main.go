@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -112,20 +113,19 @@ func flags(name, summary string, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args; --help prints the help and returns flag.ErrHelp.
+// parse parses args. The FlagSet writes its help, after an error too,
+// to a buffer that reaches the command's output only for --help; a bad
+// flag comes back as errUsage with the flag package's message.
 func parse(fs *flag.FlagSet, args []string) error {
-	out, help := fs.Output(), fs.Usage
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	out, buf := fs.Output(), new(bytes.Buffer)
+	fs.SetOutput(buf)
 	err := fs.Parse(args)
 	fs.SetOutput(out)
-	fs.Usage = help
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, flag.ErrHelp):
-		fs.Usage()
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = out.Write(buf.Bytes())
 		return err
+	} else if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return fmt.Errorf("%w: %v", errUsage, err)
+	return nil
 }
