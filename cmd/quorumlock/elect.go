@@ -119,10 +119,10 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	case waitErr = <-exited:
 	case <-term.Done():
 		why = context.Cause(term.Context())
-		fmt.Fprintf(stderr, "quorumlock elect: leadership of %q lost (%v); stopping the command\n", name, why)
+		fmt.Fprintf(stderr, "quorumlock elect: leadership of %q lost (%s); stopping the command\n", name, message("elect", why.Error()))
 		waitErr = stop(cmd, exited, *grace)
 	case <-ctx.Done():
-		why = ctx.Err()
+		why = context.Cause(ctx) // the signal
 		waitErr = stop(cmd, exited, *grace)
 	}
 	rerr := resign()
@@ -133,7 +133,7 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	case why != nil && errors.Is(why, quorum.ErrLeaseLost):
 		return &exitError{code: exitLeaseLost, msg: fmt.Sprintf("leadership of %q was lost while the command ran (term %d): %v", name, term.Number(), why)}
 	case why != nil:
-		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("interrupted: %v", why)}
+		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("%v: the command was stopped", why)}
 	}
 	if rerr != nil {
 		fmt.Fprintf(stderr, "quorumlock elect: resign %q: %v (the term expires by its TTL)\n", name, rerr)

@@ -104,6 +104,11 @@ func TestElectAndLeaderCommands(t *testing.T) {
 		if !strings.Contains(c.stderr.String(), "leadership of \"doomed\" lost") {
 			t.Errorf("stderr does not say leadership was lost: %s", c.stderr.String())
 		}
+		for _, l := range strings.Split(strings.TrimSpace(c.stderr.String()), "\n") {
+			if doubledPrefix(l) {
+				t.Errorf("prefix doubled: %s", l)
+			}
+		}
 	})
 
 	t.Run("watch and usage", func(t *testing.T) {

@@ -53,7 +53,13 @@ interrupted`, out)
 		fmt.Fprintln(out, describeLeader(name, info, true))
 		return nil
 	case errors.Is(err, quorum.ErrLeaderUnknown):
-		return &exitError{code: exitUnsure, msg: err.Error()}
+		var silent []*quorum.NodeError
+		for _, ne := range nodeErrors(err) {
+			if ne.Node != "" {
+				silent = append(silent, ne)
+			}
+		}
+		return &exitError{code: exitUnsure, msg: err.Error() + silentNodes(silent)}
 	case err != nil:
 		return err
 	}

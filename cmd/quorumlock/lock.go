@@ -170,7 +170,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(stderr, "quorumlock lock: lease on %q lost (%s); stopping the command\n", name, message("lock", why.Error()))
 		waitErr = stop(cmd, exited, *grace)
 	case <-ctx.Done():
-		why = ctx.Err()
+		why = context.Cause(ctx) // the signal
 		waitErr = stop(cmd, exited, *grace)
 	}
 	uerr := unlock()
@@ -183,7 +183,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	case why != nil && errors.Is(why, quorum.ErrLeaseLost), why != nil && errors.Is(why, quorum.ErrLeaseExpired):
 		return &exitError{code: exitLeaseLost, msg: fmt.Sprintf("the lease on %q was lost while the command ran: %v", name, why)}
 	case why != nil:
-		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("interrupted: %v", why)}
+		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("%v: the command was stopped", why)}
 	}
 	if uerr != nil {
 		fmt.Fprintf(stderr, "quorumlock lock: unlock %q: %s (the lock expires by its TTL)\n", name, message("lock", uerr.Error()))

@@ -111,6 +111,21 @@ Global flags (before the command; a command's own flag wins):
 	fmt.Fprintln(w, "  else lock: the command's own exit status (128+N if signal N ended it)")
 }
 
+// usageHint follows a usage error that comes before any command: the
+// call's form and where the whole help is, not the help itself.
+func usageHint(w io.Writer) {
+	fmt.Fprintln(w, "usage: quorumlock [--nodes URLS] <command> [flags]")
+	fmt.Fprintln(w, "(quorumlock help lists the commands and exit statuses; quorumlock <command> --help its flags)")
+}
+
+// synopsis is a command's one-line usage.
+func synopsis(name string) string {
+	if c, ok := commands[name]; ok && c.synopsis != "" {
+		return c.synopsis
+	}
+	return "quorumlock " + name + " [flags]"
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -155,14 +170,13 @@ func run(args []string, stdout, errOut io.Writer) int {
 	redis.SetLogger(silentRedisLog{})
 	args, err := globalFlags(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "quorumlock: %v\n\n", err)
-		usage(stderr)
+		fmt.Fprintf(stderr, "quorumlock: %v\n", err)
+		usageHint(stderr)
 		return exitUsage
 	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "quorumlock: give a command")
-		fmt.Fprintln(stderr)
-		usage(stderr)
+		usageHint(stderr)
 		return exitUsage
 	}
 	if args[0] == "help" {
@@ -182,8 +196,8 @@ func run(args []string, stdout, errOut io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "quorumlock: unknown command %q (quorumlock help lists them)\n\n", args[0])
-		usage(stderr)
+		fmt.Fprintf(stderr, "quorumlock: unknown command %q\n", args[0])
+		usageHint(stderr)
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -204,11 +218,7 @@ func report(c *command, err error, stderr io.Writer) int {
 			msg = "bad arguments"
 		}
 		fmt.Fprintf(stderr, "quorumlock %s: %s\n", c.name, message(c.name, msg))
-		syn := c.synopsis
-		if syn == "" {
-			syn = "quorumlock " + c.name + " [flags]"
-		}
-		fmt.Fprintf(stderr, "usage: %s\n(quorumlock %s --help lists the flags)\n", syn, c.name)
+		fmt.Fprintf(stderr, "usage: %s\n(quorumlock %s --help lists the flags)\n", synopsis(c.name), c.name)
 		return exitUsage
 	}
 	// A command that sets its own exit status (lock passes on its
@@ -273,7 +283,7 @@ func flags(name, summary string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("quorumlock "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "quorumlock %s: %s\n\nFlags:\n", name, summary)
+		fmt.Fprintf(fs.Output(), "quorumlock %s: %s\n\nUsage: %s\n\nFlags:\n", name, summary, synopsis(name))
 		fs.PrintDefaults()
 	}
 	return fs

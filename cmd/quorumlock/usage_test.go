@@ -43,7 +43,7 @@ func TestUsageErrorsOnStderr(t *testing.T) {
 		{[]string{"check", "--wait", "1"}, []string{"check --wait is now --replicas 1"}},
 		{[]string{"nosuch"}, []string{`unknown command "nosuch"`}},
 		{[]string{"--bogus", "locks"}, []string{"unknown global flag --bogus"}},
-		{nil, []string{"give a command", "Usage:"}},
+		{nil, []string{"give a command", "usage: quorumlock [--nodes URLS] <command>"}},
 		// Every bad flag value or argument, command by command.
 		{[]string{"lock", "", "--", "true"}, []string{"NAME is empty"}},
 		{[]string{"lock", " ", "--", "true"}, []string{"NAME is empty"}},
