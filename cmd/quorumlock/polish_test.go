@@ -70,12 +70,7 @@ func TestSignalSaysWhatHappenedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	servers := localredis.StartNT(t, 3, localredis.Config{})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	nodes := strings.Join(urls, ",")
+	nodes := startNodes(t, 3)
 	bin := buildCLI(t)
 	for _, kind := range []string{"lock", "elect"} {
 		t.Run(kind, func(t *testing.T) {
@@ -102,4 +97,15 @@ func TestSignalSaysWhatHappenedOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startNodes starts n redis-server processes (stopped in t.Cleanup) and
+// returns them as a --nodes value.
+func startNodes(t *testing.T, n int) string {
+	t.Helper()
+	var urls []string
+	for _, s := range localredis.StartNT(t, n, localredis.Config{}) {
+		urls = append(urls, "redis://"+s.Addr())
+	}
+	return strings.Join(urls, ",")
 }
