@@ -118,7 +118,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	if first.at > time.Second {
 		t.Errorf("first report after %v, want at once (within 1s)", first.at)
 	}
-	if !strings.Contains(first.text, "answer, a lock needs 2 (") || !strings.Contains(first.text, "connection refused") {
+	if !strings.Contains(first.text, "do not answer, a lock needs 2 of 3 (") || !strings.Contains(first.text, "connection refused") {
 		t.Errorf("the report does not say how many answer and why: %s", first.text)
 	}
 	// Repeated while it waits: a report at least reportEvery after the first.
@@ -153,6 +153,43 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	}
 	if n := len(errw.snapshot()); n > 8 {
 		t.Errorf("%d lines on stderr in %v:\n%s", n, bound, errw)
+	}
+}
+
+// Fresh nodes without persistence sit out for the restart delay (the TTL):
+// a waiting lock says so, with each node's uptime and countdown, once (not
+// on every attempt) and never as nodes that do not answer; then it gets
+// the lock.
+func TestLockNodesSittingOut(t *testing.T) {
+	bin := buildCLI(t)
+	servers := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.NoPersistence})
+	var urls []string
+	for _, s := range servers {
+		urls = append(urls, "redis://"+s.Addr())
+	}
+	_, errw, done := startTimed(t, bin, "lock", "--nodes", strings.Join(urls, ","), "--ttl", "4s", "young", "--", "true")
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("lock exited %d:\n%s", code, errw)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("lock still waiting after 20s:\n%s", errw)
+	}
+	lines := errw.snapshot()
+	sitting := 0
+	for _, l := range lines {
+		if strings.Contains(l.text, "do not answer") || strings.Contains(l.text, "0 of 3") {
+			t.Errorf("nodes sitting out reported as silent: %s", l.text)
+		}
+		if strings.Contains(l.text, "sit out after a restart") && strings.Contains(l.text, "up only ") {
+			sitting++
+		}
+	}
+	// A fresh node's uptime may be read a second late: at most a report
+	// per change of which nodes sit out, plus one every reportEvery.
+	if sitting == 0 || len(lines) > 5 {
+		t.Errorf("%d lines, %d saying the nodes sit out; want a few, at least one:\n%s", len(lines), sitting, errw)
 	}
 }
 
