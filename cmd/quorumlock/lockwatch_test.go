@@ -118,7 +118,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	if first.at > time.Second {
 		t.Errorf("first report after %v, want at once (within 1s)", first.at)
 	}
-	if !strings.Contains(first.text, "do not answer, a lock needs 2 of 3 (") || !strings.Contains(first.text, "connection refused") {
+	if !strings.Contains(first.text, "do not answer, ") || !strings.Contains(first.text, "a lock needs 2 of 3 (") || !strings.Contains(first.text, "connection refused") {
 		t.Errorf("the report does not say how many answer and why: %s", first.text)
 	}
 	// Repeated while it waits: a report at least reportEvery after the first.
