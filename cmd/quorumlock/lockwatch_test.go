@@ -96,6 +96,19 @@ func waitLine(t *testing.T, w *timedLines, want string, d time.Duration) timedLi
 	}
 }
 
+// exitsZero waits (at most 20 s) for a started lock to exit 0.
+func exitsZero(t *testing.T, done <-chan int, errw *timedLines, when string) {
+	t.Helper()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("lock exited %d%s:\n%s", code, when, errw)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("lock still waiting 20s%s:\n%s", when, errw)
+	}
+}
+
 // lock against three ports that refuse connections: without --wait it
 // never exits by itself, but says at once on stderr (and again every
 // reportEvery) that no node answers and why; --try exits 3 at once, not 75.
@@ -168,14 +181,7 @@ func TestLockNodesSittingOut(t *testing.T) {
 		urls = append(urls, "redis://"+s.Addr())
 	}
 	_, errw, done := startTimed(t, bin, "lock", "--nodes", strings.Join(urls, ","), "--ttl", "4s", "young", "--", "true")
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("lock exited %d:\n%s", code, errw)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("lock still waiting after 20s:\n%s", errw)
-	}
+	exitsZero(t, done, errw, "")
 	lines := errw.snapshot()
 	sitting := 0
 	for _, l := range lines {
@@ -217,14 +223,7 @@ func TestLockNodesComeBackAndHeld(t *testing.T) {
 		}
 	}
 	waitLine(t, errw, `nodes answer again, enough for a lock`, 10*time.Second)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("lock exited %d after the nodes came back:\n%s", code, errw)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("lock still waiting 20s after the nodes came back:\n%s", errw)
-	}
+	exitsZero(t, done, errw, " after the nodes came back")
 
 	qc, err := quorum.Dial(nodes)
 	if err != nil {
