@@ -130,8 +130,9 @@ func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 // ("orders/<id>") do not grow the keyspace for ever. A counter that expired
 // is re-created from the node's clock in microseconds (TIME), so tokens
 // still increase, unless a node's clock is set back by more than 99% of
-// the retention. Default 7 days; at least 1 hour, and at least 100 times the
-// TTL.
+// the retention. A FairMutex's ticket counter is kept as long after its
+// last ticket (and while anyone is in line). Default 7 days; at least 1
+// hour, and at least 100 times the TTL.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.fenceRetention = d } }
 
 // WithKeyPrefix sets the prefix of every key and channel. Default

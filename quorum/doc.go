@@ -34,7 +34,7 @@
 // A failed Lock, TryLock, Extend or Unlock returns an *Error whose text is
 // one line, summary first:
 //
-//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 did not answer
+//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 not waited for
 //
 // Test it with errors.Is: ErrNotObtained (ErrNotHeld for Extend and
 // Unlock), ErrTaken when a node refused because another owner holds the

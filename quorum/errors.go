@@ -12,7 +12,7 @@ import (
 // reports a failed Lock, TryLock, Extend or Unlock: Error() is one line,
 // summary first,
 //
-//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 did not answer
+//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 not waited for
 //
 // errors.Is finds ErrNotObtained (or ErrNotHeld), ErrTaken when a node
 // refused because another owner holds the lock, ErrClosed, ErrUnanswered

@@ -18,7 +18,8 @@ type restartError struct {
 	// RunID is the node's current run_id; PrevRunID the one seen before it,
 	// when the run_id changed ("" for a node that is only young).
 	RunID, PrevRunID string
-	// Uptime is the node's uptime as it last said (whole seconds).
+	// Uptime is the node's uptime: what it last said (whole seconds), plus
+	// the time since it said so.
 	Uptime time.Duration
 	// Delay is the restart delay: a restarted node sits out this long.
 	Delay time.Duration
@@ -27,14 +28,18 @@ type restartError struct {
 }
 
 func (e *restartError) Error() string {
-	left := e.Left.Round(time.Millisecond)
+	left, up := e.Left.Round(time.Millisecond), e.Uptime.Round(time.Millisecond)
 	if e.PrevRunID != "" {
-		return fmt.Sprintf("restarted (run_id %.8s… was %.8s…), up %v: no vote for %v more (restart delay %v)", e.RunID, e.PrevRunID, e.Uptime, left, e.Delay)
+		return fmt.Sprintf("restarted (run_id %.8s… was %.8s…), up %v: no vote for %v more (restart delay %v)", e.RunID, e.PrevRunID, up, left, e.Delay)
 	}
-	return fmt.Sprintf("up only %v, less than the restart delay %v: no vote for %v more", e.Uptime, e.Delay, left)
+	return fmt.Sprintf("up only %v, less than the restart delay %v: no vote for %v more", up, e.Delay, left)
 }
 
 func (e *restartError) Unwrap() error { return ErrNodeRestarted }
+
+// SitsOut tells the lock's error summary that the node answered and sits
+// out (multilock.SitsOut), rather than failed.
+func (e *restartError) SitsOut() bool { return true }
 
 // restartMode is how restart detection applies (WithRestartDetection,
 // WithoutRestartDetection).
@@ -97,6 +102,13 @@ type nodeLife struct {
 	prev    string    // the run_id before the last change
 	votesAt time.Time // on the client's clock; zero: votes
 	uptime  time.Duration
+	seen    time.Time // when the node said uptime, on the client's clock
+}
+
+// uptimeAt is the node's uptime at now, from what it last said: a node
+// known to sit out is not asked again until it may vote.
+func (l *nodeLife) uptimeAt(now time.Time) time.Duration {
+	return l.uptime + max(0, now.Sub(l.seen))
 }
 
 type restartState struct {
@@ -139,7 +151,7 @@ func (s *restartState) pending(i int, now time.Time) error {
 	if l == nil || !now.Before(l.votesAt) {
 		return nil
 	}
-	return &restartError{RunID: l.runID, PrevRunID: l.prev, Uptime: l.uptime, Delay: s.delay(), Left: l.votesAt.Sub(now)}
+	return &restartError{RunID: l.runID, PrevRunID: l.prev, Uptime: l.uptimeAt(now), Delay: s.delay(), Left: l.votesAt.Sub(now)}
 }
 
 // observe records what node i (server on a Cluster) said at now and returns
@@ -177,7 +189,7 @@ func (l *nodeLife) observe(now time.Time, runID string, uptime, delay time.Durat
 		l.prev = l.runID
 		later(now.Add(delay))
 	}
-	l.runID, l.uptime = runID, uptime
+	l.runID, l.uptime, l.seen = runID, uptime, now
 	if uptime < delay {
 		later(now.Add(delay - uptime))
 	}

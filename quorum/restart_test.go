@@ -3,11 +3,13 @@ package quorum
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/localredis"
 )
@@ -276,5 +278,38 @@ func TestRestartDetectionClusterPersistence(t *testing.T) {
 	c3 := newClient(t, client(), WithoutRestartDetection())
 	if c3.gated(0) {
 		t.Fatal("WithoutRestartDetection: the Cluster still goes through the gate")
+	}
+}
+
+// A node known to sit out is not asked again, so the error that says so is
+// made from its last answer: its uptime still moves on with the countdown
+// (the two add up to the delay for a young node), and the summary counts
+// it as sitting out, not as failed.
+func TestSittingOutReportsTrueUptime(t *testing.T) {
+	t0 := time.Now()
+	s := newRestartState(10*time.Second, 0)
+	if err := s.observe(0, "", t0, "run-a", 2*time.Second); err == nil {
+		t.Fatal("a node up 2 s voted under a 10 s delay")
+	}
+	var last time.Duration
+	for _, after := range []time.Duration{time.Second, 3 * time.Second} {
+		err := s.pending(0, t0.Add(after))
+		var re *restartError
+		if !errors.As(err, &re) {
+			t.Fatalf("after %v: %v, want a restartError", after, err)
+		}
+		if want := 2*time.Second + after; re.Uptime != want || re.Uptime+re.Left != 10*time.Second {
+			t.Errorf("after %v: up %v, left %v; want up %v, the two adding up to the delay", after, re.Uptime, re.Left, want)
+		}
+		if re.Uptime <= last {
+			t.Errorf("uptime did not move on: %v after %v", re.Uptime, last)
+		}
+		last = re.Uptime
+		if !multilock.SitsOut(err) || !errors.Is(err, ErrNodeRestarted) {
+			t.Errorf("%v: not reported as sitting out", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "up only "+re.Uptime.String()) {
+			t.Errorf("%q does not say the uptime %v", msg, re.Uptime)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +18,10 @@ import (
 var reportEvery = 5 * time.Second
 
 // nodeWatch follows the attempts of one lock (a quorum.Observer) and keeps
-// each node's last answer. While lock waits it says on stderr, at once and
-// every reportEvery, when fewer nodes answer than a quorum needs, and why;
-// and when they answer again. When the lock is not obtained it tells the
+// each node's last answer. While lock waits it says on stderr when fewer
+// nodes answer or vote than a quorum needs, and why: once, then again only
+// when which nodes are silent or sitting out changes, or every
+// reportEvery; and when they answer again. When the lock is not obtained it tells the
 // two reasons apart: another owner holds it, or too few nodes answered to
 // know (exit 75 or 3).
 type nodeWatch struct {
@@ -31,7 +34,8 @@ type nodeWatch struct {
 	last     map[string]nodeAnswer // the last word of each node that answered
 	short    bool                  // the last report said too few answer
 	reported time.Time
-	silent   string // the silent nodes of the last report
+	shape    string    // which nodes were silent or sitting out at the last report
+	since    time.Time // when too few answered first, before a report
 }
 
 // nodeAnswer is a node's last word in an attempt: a grant, a refusal
@@ -70,46 +74,89 @@ func (w *nodeWatch) Observe(_ context.Context, e quorum.Event) {
 	if w.out == nil {
 		return
 	}
-	answer, silent := w.count()
+	answer, silent, shape, unheard := w.count()
+	now := time.Now()
 	switch {
 	case answer < w.need:
-		now := time.Now()
-		if !w.short || silent != w.silent || now.Sub(w.reported) >= reportEvery {
+		if w.since.IsZero() {
+			w.since = now
+		}
+		// A node not heard from yet may only not have been waited for:
+		// the first report waits a moment for every node's word.
+		if !w.short && unheard > 0 && now.Sub(w.since) < firstReportGrace {
+			return
+		}
+		// The reasons' countdowns move with every attempt: a report is
+		// repeated when the nodes it names change, or every reportEvery.
+		if !w.short || shape != w.shape || now.Sub(w.reported) >= reportEvery {
 			fmt.Fprintf(w.out, "quorumlock lock: waiting for %q: %s\n", w.name, silent)
-			w.short, w.reported, w.silent = true, now, silent
+			w.short, w.reported, w.shape = true, now, shape
 		}
 	case w.short:
 		fmt.Fprintf(w.out, "quorumlock lock: waiting for %q: %d of %d nodes answer again, enough for a lock\n", w.name, answer, len(w.nodes))
-		w.short, w.silent = false, ""
+		w.short, w.shape, w.since = false, "", time.Time{}
+	default:
+		w.since = time.Time{}
 	}
 }
 
-// count is how many nodes answer (a node not heard from yet counts as
-// answering: an attempt may be decided before it answers) and, when fewer
-// than a lock needs, what to say: how many answer, or how many do not
-// when some were not heard yet, with each silent node and why. w.mu is
-// held.
-func (w *nodeWatch) count() (int, string) {
-	var parts []string
-	heard := 0
+// firstReportGrace is how long the first report waits for a word from
+// every node.
+const firstReportGrace = 500 * time.Millisecond
+
+// count is how many nodes answer and may vote (a node not heard from yet
+// counts: an attempt may be decided before it answers) and, when fewer
+// than a lock needs, what to say: how many nodes do not answer, how many
+// sit out after a restart (restart detection), how many were not waited
+// for, with each silent or sitting node and why; shape names those nodes
+// and their kind, without the reasons' changing numbers. w.mu is held.
+func (w *nodeWatch) count() (answer int, say, shape string, unheard int) {
+	var reasons, kinds []string
+	silent, sitting := 0, 0
 	for _, n := range w.nodes {
 		a, ok := w.last[n]
-		if ok {
-			heard++
+		switch {
+		case !ok:
+			unheard++
+			continue
+		case a.err == nil:
+			continue
+		case errors.Is(a.err, quorum.ErrNodeRestarted):
+			sitting++
+			kinds = append(kinds, n+" sits out")
+		default:
+			silent++
+			kinds = append(kinds, n+" silent")
 		}
-		if ok && a.err != nil {
-			parts = append(parts, n+": "+nodeReason(a.err))
-		}
+		reasons = append(reasons, n+": "+nodeReason(a.err))
 	}
-	answer, n := len(w.nodes)-len(parts), len(w.nodes)
+	n := len(w.nodes)
+	answer = n - silent - sitting
 	if answer >= w.need {
-		return answer, ""
+		return answer, "", "", unheard
 	}
-	silent := " (" + strings.Join(parts, "; ") + ")"
-	if heard < n {
-		return answer, fmt.Sprintf("%d of %d nodes do not answer, a lock needs %d%s", len(parts), n, w.need, silent)
+	var parts []string
+	// of is "k of n nodes" when every node was heard, else "k nodes".
+	of := func(k int) string {
+		if len(parts) > 0 {
+			return strconv.Itoa(k)
+		}
+		if unheard > 0 {
+			return fmt.Sprintf("%d nodes", k)
+		}
+		return fmt.Sprintf("%d of %d nodes", k, n)
 	}
-	return answer, fmt.Sprintf("%d of %d nodes answer, a lock needs %d%s", answer, n, w.need, silent)
+	if silent > 0 {
+		parts = append(parts, of(silent)+" do not answer")
+	}
+	if sitting > 0 {
+		parts = append(parts, of(sitting)+" sit out after a restart")
+	}
+	if unheard > 0 {
+		parts = append(parts, strconv.Itoa(unheard)+" not waited for")
+	}
+	say = fmt.Sprintf("%s, a lock needs %d of %d (%s)", strings.Join(parts, ", "), w.need, n, strings.Join(reasons, "; "))
+	return answer, say, strings.Join(kinds, ","), unheard
 }
 
 // unsure says, after a lock was not obtained, whether it was because too
@@ -117,8 +164,8 @@ func (w *nodeWatch) count() (int, string) {
 func (w *nodeWatch) unsure() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if answer, silent := w.count(); answer < w.need {
-		return silent
+	if answer, say, _, _ := w.count(); answer < w.need {
+		return say
 	}
 	return ""
 }
@@ -136,5 +183,9 @@ func (w *nodeWatch) holders() string {
 	if refused == 0 {
 		return "the nodes did not grant it in time"
 	}
-	return fmt.Sprintf("held by another owner on %d of %d nodes", refused, len(w.nodes))
+	say := fmt.Sprintf("held by another owner on %d of %d nodes", refused, len(w.nodes))
+	if unheard := len(w.nodes) - len(w.last); unheard > 0 {
+		say += fmt.Sprintf(", %d not waited for", unheard)
+	}
+	return say
 }

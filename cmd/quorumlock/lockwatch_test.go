@@ -96,6 +96,19 @@ func waitLine(t *testing.T, w *timedLines, want string, d time.Duration) timedLi
 	}
 }
 
+// exitsZero waits (at most 20 s) for a started lock to exit 0.
+func exitsZero(t *testing.T, done <-chan int, errw *timedLines, when string) {
+	t.Helper()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("lock exited %d%s:\n%s", code, when, errw)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("lock still waiting 20s%s:\n%s", when, errw)
+	}
+}
+
 // lock against three ports that refuse connections: without --wait it
 // never exits by itself, but says at once on stderr (and again every
 // reportEvery) that no node answers and why; --try exits 3 at once, not 75.
@@ -118,7 +131,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	if first.at > time.Second {
 		t.Errorf("first report after %v, want at once (within 1s)", first.at)
 	}
-	if !strings.Contains(first.text, "answer, a lock needs 2 (") || !strings.Contains(first.text, "connection refused") {
+	if !strings.Contains(first.text, "do not answer, ") || !strings.Contains(first.text, "a lock needs 2 of 3 (") || !strings.Contains(first.text, "connection refused") {
 		t.Errorf("the report does not say how many answer and why: %s", first.text)
 	}
 	// Repeated while it waits: a report at least reportEvery after the first.
@@ -156,6 +169,36 @@ func TestLockAllNodesRefuse(t *testing.T) {
 	}
 }
 
+// Fresh nodes without persistence sit out for the restart delay (the TTL):
+// a waiting lock says so, with each node's uptime and countdown, once (not
+// on every attempt) and never as nodes that do not answer; then it gets
+// the lock.
+func TestLockNodesSittingOut(t *testing.T) {
+	bin := buildCLI(t)
+	servers := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.NoPersistence})
+	var urls []string
+	for _, s := range servers {
+		urls = append(urls, "redis://"+s.Addr())
+	}
+	_, errw, done := startTimed(t, bin, "lock", "--nodes", strings.Join(urls, ","), "--ttl", "4s", "young", "--", "true")
+	exitsZero(t, done, errw, "")
+	lines := errw.snapshot()
+	sitting := 0
+	for _, l := range lines {
+		if strings.Contains(l.text, "do not answer") || strings.Contains(l.text, "0 of 3") {
+			t.Errorf("nodes sitting out reported as silent: %s", l.text)
+		}
+		if strings.Contains(l.text, "sit out after a restart") && strings.Contains(l.text, "up only ") {
+			sitting++
+		}
+	}
+	// A fresh node's uptime may be read a second late: at most a report
+	// per change of which nodes sit out, plus one every reportEvery.
+	if sitting == 0 || len(lines) > 5 {
+		t.Errorf("%d lines, %d saying the nodes sit out; want a few, at least one:\n%s", len(lines), sitting, errw)
+	}
+}
+
 // When the nodes come back, a waiting lock says so and gets the lock; a
 // lock held by another owner on healthy nodes exits 75, not 3.
 func TestLockNodesComeBackAndHeld(t *testing.T) {
@@ -180,14 +223,7 @@ func TestLockNodesComeBackAndHeld(t *testing.T) {
 		}
 	}
 	waitLine(t, errw, `nodes answer again, enough for a lock`, 10*time.Second)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("lock exited %d after the nodes came back:\n%s", code, errw)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("lock still waiting 20s after the nodes came back:\n%s", errw)
-	}
+	exitsZero(t, done, errw, " after the nodes came back")
 
 	qc, err := quorum.Dial(nodes)
 	if err != nil {

@@ -63,7 +63,7 @@ func TestLockWaitNodesDownDiagnostics(t *testing.T) {
 	dead1, dead2 := testutil.RefusedAddr(t), testutil.RefusedAddr(t)
 	nodes := strings.Join([]string{"redis://" + live.Addr(), "redis://" + dead1, "redis://" + dead2}, ",")
 	code, out, stderr := runBin(t, bin, []string{"QUORUMLOCK_NODES="}, "lock", "--nodes", nodes, "--wait", "2s", "job", "--", "true")
-	if code != exitUnsure || !strings.Contains(stderr, `lock "job" not obtained within 2s: `) || !strings.Contains(stderr, "answer, a lock needs 2 (") {
+	if code != exitUnsure || !strings.Contains(stderr, `lock "job" not obtained within 2s: `) || !strings.Contains(stderr, "do not answer, ") || !strings.Contains(stderr, "a lock needs 2 of 3 (") {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitUnsure, out, stderr)
 	}
 	if n := strings.Count(stderr, "\n"); n > 8 {

@@ -44,18 +44,22 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer c.Close()
 	before, _ := c.Admin().Inspect(ctx, name)
-	if before.Verdict == admin.HeldByQuorum {
-		if ids := strings.Join(before.Holders, ", "); ids != holderNames(before) {
-			fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before), ids)
-		} else {
-			fmt.Fprintf(out, "%s was held by %s\n", name, ids)
-		}
-	} else {
-		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
-	}
 	n, err := c.Admin().ForceUnlock(ctx, name, who)
 	total := len(c.Admin().Nodes())
-	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, total, who)
+	// Nothing removed and every node answered: no result for stdout (the
+	// nodes record nothing either), only the note below on stderr.
+	if n > 0 || err != nil {
+		if before.Verdict == admin.HeldByQuorum {
+			if ids := strings.Join(before.Holders, ", "); ids != holderNames(before) {
+				fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before), ids)
+			} else {
+				fmt.Fprintf(out, "%s was held by %s\n", name, ids)
+			}
+		} else {
+			fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
+		}
+		fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, total, who)
+	}
 	if err != nil {
 		failed := nodeErrors(err)
 		if answered := total - len(failed); answered < majority(total) {
@@ -65,6 +69,9 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if n == 0 && !*missingOK {
 		return &exitError{code: exitMissing, msg: fmt.Sprintf("no node holds %q, nothing was removed: check the name (quorumlock locks lists them), or add --missing-ok when a missing lock is fine", name)}
+	}
+	if n == 0 {
+		fmt.Fprintf(stderr, "quorumlock unlock: no node holds %q, nothing was removed\n", name)
 	}
 	return nil
 }

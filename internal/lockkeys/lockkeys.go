@@ -2,10 +2,12 @@
 // an expiry, and finds the ones that are not meant to but do.
 //
 // Every key a lock writes carries a TTL, so a holder that dies leaves
-// nothing behind for longer than its claim, except the counters that must
-// keep increasing for as long as the name is used: the fencing counter and
-// the fair lock's ticket counter. A key under the lock prefix with no TTL
-// that is not one of those is a lock that may never be free again.
+// nothing behind for longer than its claim. The counters that must keep
+// increasing while a name is used (the fencing counter, the fair lock's
+// ticket counter) carry a long one, re-armed on use; a fencing counter
+// made by an earlier version has none until its next use, so it is
+// allowed. Any other key under the lock prefix with no TTL is a lock that
+// may never be free again.
 package lockkeys
 
 import (
@@ -20,11 +22,10 @@ import (
 // the node is given another prefix.
 const DefaultPrefix = "quorumlock:"
 
-// PersistentSuffixes are the endings of the keys that live without expiry
-// on purpose (after the hash tag "{name}").
+// PersistentSuffixes are the endings of the keys that may live without
+// expiry (after the hash tag "{name}").
 var PersistentSuffixes = []string{
-	"}:fence",  // fencing counter: tokens go on increasing (node.Keys.Fence)
-	"}:ticket", // fair lock's ticket counter (node.FairKeys.Ticket)
+	"}:fence", // fencing counter of an earlier version (node.Keys.Fence)
 }
 
 // Persistent reports whether key is allowed to have no expiry.

@@ -69,7 +69,7 @@ const (
 // Error is a failed acquisition, extension, release or fencing write-back
 // over a set of sub-locks. Error() is one line, summary first, e.g.
 //
-//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 did not answer
+//	quorumlock: lock "orders/42" not obtained: held by another owner on 2 of 3 nodes, 1 not waited for
 //
 // The per-sub-lock errors stay reachable: Nodes, errors.As with a
 // *NodeError (the most telling one comes first: a failure such as a
@@ -140,6 +140,15 @@ func (e *Error) add(errs ...error) {
 func (e *Error) WithCause(err error) *Error {
 	e.add(err)
 	return e
+}
+
+// SitsOut reports whether err is a sub-lock that answered but does not
+// vote for now (a safety gate such as restart detection): its error has a
+// method SitsOut() bool that returns true. A tally counts such sub-locks
+// as sitting out, neither as failed nor as silent.
+func SitsOut(err error) bool {
+	var s interface{ SitsOut() bool }
+	return errors.As(err, &s) && s.SitsOut()
 }
 
 // Rank orders a sub-lock's errors by how much they tell: a call cut off by
@@ -267,11 +276,13 @@ func (e *Error) body() string {
 const maxQuoted = 3
 
 // tally counts the sub-locks by answer: "held by another owner on 2 of 3
-// nodes, 1 did not answer". Failures other than a refusal or a timeout are
-// quoted, up to maxQuoted of them: which node, and why.
+// nodes, 1 not waited for". Failures other than a refusal or a timeout,
+// and sub-locks sitting out, are quoted, up to maxQuoted of each: which
+// node, and why. A sub-lock the decision did not wait for is counted as
+// such, not as silent: it may well have answered a moment later.
 func (e *Error) tally() string {
-	var refused, gone, slow, failed int
-	var quoted []string // the failures, most telling first: which nodes, and why
+	var refused, gone, slow, failed, sitting int
+	var quoted, resting []string // the failures and the sub-locks sitting out, most telling first: which nodes, and why
 	var nested []string
 	for _, ne := range e.nodes {
 		var me *Error
@@ -282,6 +293,11 @@ func (e *Error) tally() string {
 		switch {
 		case errors.Is(ne.Err, ErrNotHeld):
 			gone++
+		case SitsOut(ne.Err):
+			sitting++
+			if len(resting) < maxQuoted {
+				resting = append(resting, ne.Node+": "+bare(ne.Err))
+			}
 		case Rank(ne.Err) == 0:
 			slow++
 		case Rank(ne.Err) == 1:
@@ -316,11 +332,17 @@ func (e *Error) tally() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s failed (%s)", of(failed), strings.Join(quoted, "; ")))
 	}
+	if sitting > 0 {
+		if sitting > maxQuoted {
+			resting = append(resting, fmt.Sprintf("and %d more", sitting-maxQuoted))
+		}
+		parts = append(parts, fmt.Sprintf("%s sitting out (%s)", of(sitting), strings.Join(resting, "; ")))
+	}
 	if slow > 0 {
 		parts = append(parts, of(slow)+" timed out")
 	}
 	if e.Undecided > 0 {
-		parts = append(parts, of(e.Undecided)+" did not answer")
+		parts = append(parts, of(e.Undecided)+" not waited for")
 	}
 	if e.Granted > 0 && len(parts) > 0 {
 		verb := map[string]string{OpAcquire: "granted", OpExtend: "extended", OpRelease: "released", OpFence: "written"}[e.Op]

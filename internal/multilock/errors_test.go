@@ -193,8 +193,91 @@ func TestUndecidedIsNoError(t *testing.T) {
 	if e.Undecided != 1 || errors.Is(err, ErrNoAnswer) || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Undecided = %d, err %v", e.Undecided, err)
 	}
-	if want := "held by another owner on 2 of 3 nodes, 1 did not answer"; !strings.HasSuffix(err.Error(), want) {
+	if want := "held by another owner on 2 of 3 nodes, 1 not waited for"; !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("%q does not end with %q", err, want)
+	}
+}
+
+// sittingOut is a node's error of a safety gate: it answered, but does
+// not vote for now.
+type sittingOut struct{}
+
+func (sittingOut) Error() string { return "up only 2s: no vote for 8s more" }
+func (sittingOut) SitsOut() bool { return true }
+
+// The summary counts the nodes by what they said: a refusal, a failure, a
+// node sitting out, a node not waited for; never one for another.
+func TestTallyCountsWhatNodesSaid(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(ns []*fakeNode)
+		want  string
+		// not: words the summary must not have
+		not []string
+	}{
+		{
+			name:  "a node not waited for is not silent",
+			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].holder, ns[2].hang = "other", "other", true },
+			want:  `lock not obtained: held by another owner on 2 of 3 nodes, 1 not waited for`,
+		},
+		{
+			name:  "a node sitting out is neither failed nor silent",
+			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].fail, ns[2].hang = "other", sittingOut{}, true },
+			want:  `lock not obtained: held by another owner on 1 of 3 nodes, 1 sitting out (fake-1: up only 2s: no vote for 8s more), 1 not waited for`,
+		},
+		{
+			name:  "all sitting out",
+			setup: func(ns []*fakeNode) { ns[0].fail, ns[1].fail, ns[2].hang = sittingOut{}, sittingOut{}, true },
+			want:  `lock not obtained: 2 of 3 nodes sitting out (fake-0: up only 2s: no vote for 8s more; fake-1: up only 2s: no vote for 8s more), 1 not waited for`,
+		},
+		{
+			name:  "a failure, a node sitting out",
+			setup: func(ns []*fakeNode) { ns[0].down, ns[1].fail, ns[2].hang = true, sittingOut{}, true },
+			want:  `lock not obtained: 1 of 3 nodes failed (fake-0: connection refused), 1 sitting out (fake-1: up only 2s: no vote for 8s more), 1 not waited for`,
+		},
+		{
+			name:  "every node refuses and answers",
+			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].holder, ns[2].holder = "other", "other", "other" },
+			// Two refusals decide; the third is counted as a refusal only
+			// when its answer came before the error was made.
+			not: []string{"did not answer", "failed", "timed out"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := fakeNodes(3)
+			tc.setup(ns)
+			m, _ := New(lockers(ns, "me"))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, _, _, err := m.Acquire(ctx, time.Second)
+			if err == nil {
+				t.Fatal("granted")
+			}
+			got := err.Error()
+			if tc.want != "" && got != "quorumlock: "+tc.want {
+				t.Errorf("got  %q\nwant %q", got, "quorumlock: "+tc.want)
+			}
+			for _, w := range append(tc.not, "did not answer", "2 of 3 nodes failed") {
+				if strings.Contains(got, w) {
+					t.Errorf("%q says %q", got, w)
+				}
+			}
+			var e *Error
+			if errors.As(err, &e) {
+				refused, sitting := 0, 0
+				for _, ne := range e.Nodes() {
+					switch {
+					case errors.Is(ne.Err, ErrRefused):
+						refused++
+					case SitsOut(ne.Err):
+						sitting++
+					}
+				}
+				if n := refused + sitting + e.Undecided + e.Granted; n > e.Total {
+					t.Errorf("%d nodes counted of %d", n, e.Total)
+				}
+			}
+		})
 	}
 }
 

@@ -20,6 +20,7 @@ type fakeNode struct {
 	fence   int64
 	stored  int64 // fencing counter written back
 	down    bool  // calls fail at once
+	fail    error // when set, calls fail at once with it
 	hang    bool  // calls block until ctx ends
 	advance time.Duration
 	clock   *drift.Fake
@@ -38,10 +39,13 @@ func (l *fakeLock) String() string { return l.n.name }
 func (n *fakeNode) enter(ctx context.Context) error {
 	n.mu.Lock()
 	n.calls++
-	down, hang, adv, clk := n.down, n.hang, n.advance, n.clock
+	down, hang, adv, clk, fail := n.down, n.hang, n.advance, n.clock, n.fail
 	n.mu.Unlock()
 	if adv > 0 && clk != nil {
 		clk.Advance(adv)
+	}
+	if fail != nil {
+		return fail
 	}
 	if down {
 		return errDown

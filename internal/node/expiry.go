@@ -9,12 +9,11 @@ import (
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 )
 
-// persistentKey reports whether key is one of the keys a lock keeps
-// without expiry on purpose: the fencing counter (Keys.Fence: kept for the
-// fencing retention, re-armed on use, but one made by an earlier version
-// has no expiry until its next use) and the fair
-// lock's ticket counter (FairKeys.Ticket). Every other key under the prefix
-// carries a TTL.
+// persistentKey reports whether key may have no expiry: the fencing
+// counter (Keys.Fence: kept for the fencing retention, re-armed on use,
+// but one made by an earlier version has no expiry until its next use).
+// Every other key under the prefix carries a TTL, the fair lock's ticket
+// counter (FairKeys.Ticket) included.
 func persistentKey(key string) bool { return lockkeys.Persistent(key) }
 
 // keysWithoutExpiry lists the keys under this node's prefix that have no

@@ -125,10 +125,10 @@ func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
 		if n.funcs {
-			v, e = n.fcallCmd(ctx, fairTicketScript, n.fairKeys(name), waiter, ms(timeout)).Int64()
+			v, e = n.fcallCmd(ctx, fairTicketScript, n.fairKeys(name), waiter, ms(timeout), n.retentionMS()).Int64()
 			return e
 		}
-		v, e = fairTicketScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout)).Int64()
+		v, e = fairTicketScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout), n.retentionMS()).Int64()
 		return e
 	})
 	if err != nil {
@@ -229,7 +229,7 @@ func (l *FairLock) Acquire(ctx context.Context, ttl time.Duration) (granted bool
 func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
 	defer l.once.Do(func() { close(l.answered) })
 	b := l.l
-	args := []any{b.owner, ms(ttl), b.attempt, b.fenceArg(), l.w.ID, l.w.Ticket, l.mode.arg(), ms(l.w.Timeout), l.wake, b.channel}
+	args := []any{b.owner, ms(ttl), b.attempt, b.fenceArg(), l.w.ID, l.w.Ticket, l.mode.arg(), ms(l.w.Timeout), l.wake, b.channel, b.n.retentionMS()}
 	res, c, err := b.n.runChecked(ctx, fairAcquireScript, l.all, args, chk)
 	if err != nil {
 		return false, 0, 0, c, err

@@ -8,7 +8,7 @@
 -- "place" (as enqueue, but the entry taking a ticket must still be there),
 -- "refresh" (the entry must still be there; refresh its deadline),
 -- ARGV[8] entry timeout in ms, ARGV[9] wake channel prefix, ARGV[10] unlock
--- channel
+-- channel, ARGV[11] the ticket counter's retention in ms
 -- Returns {1, fence, entry} when granted, {0, wait in ms, entry} when not;
 -- entry: 0 none (try), 1 the entry was there, 2 placed anew, 3 gone.
 local now = now_ms()
@@ -27,7 +27,9 @@ if mode ~= 'try' then
     -- on a majority overlapping this one is higher.
     local t = tonumber(ARGV[6])
     if tonumber(redis.call('get', KEYS[4]) or '0') < t then
-      redis.call('set', KEYS[4], t)
+      redis.call('set', KEYS[4], t, 'px', ARGV[11])
+    else
+      redis.call('pexpire', KEYS[4], ARGV[11])
     end
     if s then
       entry = 1

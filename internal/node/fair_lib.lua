@@ -28,10 +28,17 @@ end
 -- the same waiters, so they exist together; extending to twice ms means
 -- most calls only look. Both are checked: a key created by a ZADD has no
 -- expiry until this runs, and the other one may already have its own.
+-- The ticket counter (its retention re-armed where a ticket is counted or
+-- written back) must outlive the line too: a waiter that waits in line
+-- longer than the retention still holds back every later ticket.
 local function keep(ms)
   if redis.call('pttl', KEYS[2]) < ms or redis.call('pttl', KEYS[3]) < ms then
     redis.call('pexpire', KEYS[2], 2 * ms)
     redis.call('pexpire', KEYS[3], 2 * ms)
+    local t = redis.call('pttl', KEYS[4])
+    if t ~= -2 and t < 2 * ms then
+      redis.call('pexpire', KEYS[4], 2 * ms)
+    end
   end
 end
 

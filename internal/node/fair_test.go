@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/localredis"
 )
 
 func fairLock(n *Node, name, waiter string, ticket int64, mode QueueMode, timeout time.Duration) *FairLock {
@@ -254,5 +256,50 @@ func TestFairKeysShareOneClusterSlot(t *testing.T) {
 		if hashTag(key) != hashTag(k.Lock) {
 			t.Fatalf("%q does not share the lock's hash tag", key)
 		}
+	}
+}
+
+// The ticket counter expires like the fencing counter: taking a ticket and
+// writing one back re-arm the retention, and a line that lives longer than
+// the counter's TTL keeps it alive (a waiter still in line holds back every
+// later ticket only while the counter outlives it).
+func TestFairTicketCounterExpires(t *testing.T) {
+	s := localredis.StartT(t, localredis.Config{})
+	n, c := nodeOn(t, s, WithFenceRetention(2*time.Hour))
+	ctx := t.Context()
+	name := "ticket-ttl"
+	key := n.FairKeys(name).Ticket
+	pttl := func(when string) time.Duration {
+		t.Helper()
+		d, err := c.PTTL(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d <= 0 {
+			t.Fatalf("%s: ticket counter PTTL %v, want an expiry", when, d)
+		}
+		return d
+	}
+	tk, err := n.TakeTicket(ctx, name, "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := pttl("after a ticket"); d <= time.Hour || d > 2*time.Hour {
+		t.Fatalf("after a ticket: PTTL %v, want the retention (2h)", d)
+	}
+	// A counter left without an expiry (an earlier version's) is given one
+	// by the write-back of a ticket.
+	c.Persist(ctx, key)
+	mustAcquire(t, fairLock(n, name, "a", tk, Enqueue, time.Minute), true, EntryKept)
+	if d := pttl("after the write-back"); d <= time.Hour {
+		t.Fatalf("after the write-back: PTTL %v, want the retention", d)
+	}
+	// A line that outlives the counter's TTL extends it: the queue keys'
+	// refresh makes it live as long as they do.
+	c.PExpire(ctx, key, time.Second)
+	c.PExpire(ctx, n.FairKeys(name).Queue, time.Second)
+	mustAcquire(t, fairLock(n, name, "a", tk, Refresh, time.Minute), true, EntryKept)
+	if d := pttl("after a refresh"); d <= time.Minute {
+		t.Fatalf("after a refresh: PTTL %v, want at least the line's (2 min)", d)
 	}
 }

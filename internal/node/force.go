@@ -24,10 +24,10 @@ type Force struct {
 }
 
 // ForceRelease deletes lock name whoever holds it (an operator's tool) and
-// wakes its waiters, or holds the name as f.Hold says. It records f.By and
-// the time in Keys(name).Forced for ForcedRecordTTL, also when the lock was
-// absent, so Inspect shows it. It reports whether a lock was there. The
-// fencing counter is kept.
+// wakes its waiters, or holds the name as f.Hold says. Where a lock was
+// there it records f.By and the time in Keys(name).Forced for
+// ForcedRecordTTL, so Inspect shows it; where none was it records nothing.
+// It reports whether a lock was there. The fencing counter is kept.
 func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, error) {
 	k := n.Keys(name)
 	hold := int64(0)
@@ -68,5 +68,5 @@ func (n *Node) FinishForce(ctx context.Context, name string) error {
 type Forced struct {
 	By      string    // who forced it, as the operator gave it
 	At      time.Time // when, on the operator's clock
-	Removed bool      // whether the lock was present on this node
+	Removed bool      // whether the lock was present on this node (a record is made only then)
 }

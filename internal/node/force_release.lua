@@ -6,10 +6,12 @@
 -- Returns 1 when a lock was removed, 0 when it was free.
 -- The fencing counter is kept: tokens must go on increasing.
 local removed = redis.call('del', KEYS[1])
--- Record on every node, also where the lock was absent, so Inspect on any
--- node shows the operator's action.
-redis.call('hset', KEYS[2], 'by', ARGV[2], 'at', ARGV[3], 'removed', removed)
-redis.call('pexpire', KEYS[2], ARGV[4])
+-- Record where something was removed, so Inspect shows the operator's
+-- action; a force of a name nobody held (a typo) leaves nothing behind.
+if removed == 1 then
+  redis.call('hset', KEYS[2], 'by', ARGV[2], 'at', ARGV[3], 'removed', removed)
+  redis.call('pexpire', KEYS[2], ARGV[4])
+end
 if tonumber(ARGV[5]) > 0 then
   -- Hold: leave a tombstone in the lock's place that refuses every
   -- acquisition (every acquire script refuses a hash that is not its own)

@@ -83,7 +83,9 @@ func WithOnePipeline(on bool) Option { return func(n *Node) { n.onePipe = on } }
 // use. A counter created (or re-created after it expired) starts at the
 // node's clock in microseconds (TIME), so the tokens it hands out still
 // exceed every token of the counter that expired, as long as the node's
-// clock did not go back by more than 99% of the retention. Default DefaultFenceRetention (7 days); it
+// clock did not go back by more than 99% of the retention. A fair lock's
+// ticket counter is kept as long after each ticket counted or written back
+// (and while its line lives). Default DefaultFenceRetention (7 days); it
 // must be at least one hour.
 func WithFenceRetention(d time.Duration) Option { return func(n *Node) { n.fenceRetention = d } }
 

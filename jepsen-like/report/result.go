@@ -62,7 +62,7 @@ type Result struct {
 	StaleRejected    int `json:"stale_rejected"`
 	TokenRegressions int `json:"token_regressions"`
 	// KeysWithoutExpiry counts the lock keys left on the nodes without a
-	// TTL after the run, fencing and ticket counters excepted (the Expiry
+	// TTL after the run, fencing counters excepted (the Expiry
 	// property): any is a failure, whatever the mode.
 	KeysWithoutExpiry int `json:"keys_without_expiry"`
 	// Linearizable is the combined porcupine verdict of the register and

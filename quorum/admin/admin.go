@@ -57,9 +57,10 @@ func (t *Tools) TTL() time.Duration { return t.cfg.TTL }
 // ForceUnlock removes lock name on every node and wakes its waiters. It is
 // an operator's tool: a holder that is still running is no longer protected
 // (its watchdog reports ErrLeaseLost at the next renewal). by names who did
-// it (an operator, a tool); every node records it with the time for 24 hours
-// (node.ForcedRecordTTL), and Inspect shows the record. It reports on how
-// many nodes a lock was removed.
+// it (an operator, a tool); every node where a lock was removed records it
+// with the time for 24 hours (node.ForcedRecordTTL), and Inspect shows the
+// record; a name no node held leaves nothing behind. It reports on how many
+// nodes a lock was removed.
 //
 // The force reaches the nodes one by one, so it runs in two steps. First it
 // removes the lock on every node and leaves a tombstone that refuses all
