@@ -102,7 +102,7 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	resign := func() error { return term.Resign(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
 	cmd.Env = append(os.Environ(), "QUORUMLOCK_ELECTION="+name,
 		"QUORUMLOCK_TERM="+strconv.FormatInt(term.Number(), 10), "QUORUMLOCK_VALUE="+*value)
 	// Its own process group, so stopping it reaches its children; it dies

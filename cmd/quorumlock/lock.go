@@ -141,7 +141,7 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	unlock := func() error { return lease.Unlock(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
 	cmd.Env = append(os.Environ(), "QUORUMLOCK_LOCK="+name)
 	if *fencing {
 		cmd.Env = append(cmd.Env, "QUORUMLOCK_TOKEN="+strconv.FormatInt(lease.Token(), 10))

@@ -15,7 +15,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/console"
 	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/redact"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // command is one subcommand.
@@ -147,7 +150,61 @@ func globalFlags(args []string) ([]string, error) {
 	return args, nil
 }
 
+// scrubbed are run's stdout and stderr: every secret the CLI was given
+// (addSecrets) is replaced by *** in what it writes, behind the redaction
+// each message does itself.
+var scrubbed [2]*redact.Writer
+
+// addSecrets makes run's outputs hide secrets read after it started (a
+// token file).
+func addSecrets(secrets ...string) {
+	for _, w := range scrubbed {
+		if w != nil {
+			w.Add(secrets...)
+		}
+	}
+}
+
+// argSecrets returns the secrets on a command line before "--": the
+// passwords of --nodes values and a --token.
+func argSecrets(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !hasVal && i+1 < len(args) {
+			val = args[i+1]
+		}
+		switch name {
+		case "nodes":
+			out = append(out, redact.Secrets(val)...)
+		case "token":
+			out = append(out, val)
+		}
+	}
+	return out
+}
+
+// raw is the writer under a scrubbed one: a child command writes there
+// directly (its output is its own, and it keeps a terminal a terminal).
+func raw(w io.Writer) io.Writer {
+	if s, ok := w.(*redact.Writer); ok {
+		return s.W
+	}
+	return w
+}
+
 func run(args []string, stdout, errOut io.Writer) int {
+	scrubbed = [2]*redact.Writer{{W: stdout}, {W: errOut}}
+	stdout, errOut = scrubbed[0], scrubbed[1]
+	addSecrets(argSecrets(args)...)
+	addSecrets(redact.Secrets(os.Getenv(quorum.EnvNodes))...)
+	addSecrets(os.Getenv(console.EnvToken))
 	globalNodes, stderr = "", errOut
 	// go-redis logs every refused dial of its pool on stderr (its logger is
 	// process-global: ~20 lines a second per dead node); a command reports
@@ -296,5 +353,11 @@ func parse(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return err
 	}
-	return fmt.Errorf("%w: %v", errUsage, err)
+	// The flag package repeats a refused value whole: hide the credentials
+	// of any node address among the arguments.
+	msg := err.Error()
+	for _, a := range args {
+		msg = redact.Text(msg, a)
+	}
+	return fmt.Errorf("%w: %s", errUsage, msg)
 }
