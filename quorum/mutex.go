@@ -84,14 +84,20 @@ func (c *Client) MutexAll(names []string, opts ...MutexOption) (*Mutex, error) {
 }
 
 func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
+	return c.buildMutex(names, opts, checkLockName)
+}
+
+// buildMutex makes the Mutex of names; check says what is wrong with a name
+// (an election may take the names a lock may not).
+func (c *Client) buildMutex(names []string, opts []MutexOption, check func(string) error) (*Mutex, error) {
 	m := &Mutex{c: c, names: append([]string(nil), names...)}
 	for _, o := range opts {
 		o(&m.cfg)
 	}
 	seen := map[string]bool{}
 	for _, n := range m.names {
-		if n == "" {
-			return nil, errors.New("quorumlock: empty lock name")
+		if err := check(n); err != nil {
+			return nil, err
 		}
 		if seen[n] {
 			return nil, fmt.Errorf("quorumlock: lock name %q given twice", n)
@@ -103,6 +109,9 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	}
 	if m.cfg.leaseTime < 0 {
 		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): the lease time must not be negative (0: renewed by the watchdog)", m.cfg.leaseTime)
+	}
+	if m.cfg.leaseTime > MaxTTL {
+		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): above the longest TTL, %v (MaxTTL)", m.cfg.leaseTime, MaxTTL)
 	}
 	if m.cfg.leaseTime > 0 {
 		if err := drift.Check(m.cfg.leaseTime, c.cfg.factor); err != nil {

@@ -105,7 +105,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `
 Global flags (before the command; a command's own flag wins):
   --nodes URLS   Redis nodes as redis:// or rediss:// URLs, comma-separated
-                 (default $QUORUMLOCK_NODES)
+                 (default $QUORUMLOCK_NODES, which keeps passwords out of ps;
+                 no command prints a password or a token)
 `)
 	fmt.Fprintln(w, "\nExit status:")
 	for _, e := range exitCodes {

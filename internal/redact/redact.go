@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -67,16 +68,21 @@ func Secrets(spec string) []string {
 			continue
 		}
 		info := f[start:end]
-		pw := info
+		// A URL's password starts after the first ':'; in a malformed
+		// address ("redis:/:pw@h") the userinfo may start earlier than
+		// the user meant, so the text after the last ':' counts too.
+		cands := []string{info}
 		if i := strings.IndexByte(info, ':'); i >= 0 {
-			pw = info[i+1:]
+			cands = []string{info[i+1:], info[strings.LastIndexByte(info, ':')+1:]}
 		}
-		if pw == "" {
-			continue
-		}
-		out = append(out, pw)
-		if d, err := url.PathUnescape(pw); err == nil && d != pw && d != "" {
-			out = append(out, d)
+		for _, pw := range cands {
+			if pw == "" || slices.Contains(out, pw) {
+				continue
+			}
+			out = append(out, pw)
+			if d, err := url.PathUnescape(pw); err == nil && d != pw && d != "" {
+				out = append(out, d)
+			}
 		}
 	}
 	return out

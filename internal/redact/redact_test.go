@@ -24,8 +24,8 @@ func TestNode(t *testing.T) {
 }
 
 func TestSecrets(t *testing.T) {
-	got := Secrets("redis://:one1@h:1, user:two2@h:2\tthree3@h:3,h:4,redis://u:f%40ur@h")
-	want := []string{"one1", "two2", "three3", "f%40ur", "f@ur"}
+	got := Secrets("redis://:one1@h:1, user:two2@h:2\tthree3@h:3,h:4,redis://u:f%40ur@h,redis:/:six6@h")
+	want := []string{"one1", "two2", "three3", "f%40ur", "f@ur", "/:six6", "six6"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("Secrets = %q, want %q", got, want)
 	}
