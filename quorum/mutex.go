@@ -297,6 +297,7 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, woken bool, fa *
 	}
 	if err != nil {
 		err = m.named(markUnanswered(withCtxErr(ctx, err))) // warmup.go, errors.go
+		err = markPermanent(err, m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)))
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// Some nodes granted, too few: a split vote between
@@ -321,7 +322,7 @@ func givesUp(ctx context.Context, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return true, withCtxErr(ctx, err)
 	}
-	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed), err
+	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) || errors.Is(err, ErrPermanent), err
 }
 
 func splitBackoff() time.Duration {

@@ -65,6 +65,10 @@ const (
 	// exitNotObtained: lock was not obtained because another owner holds it
 	// (--wait elapsed, or --try found it held). EX_TEMPFAIL: try again later.
 	exitNotObtained = 75
+	// exitPermanent: lock or elect was refused for a reason no retry can
+	// fix (quorum.ErrPermanent: an ACL permission, a wrong password), so it
+	// did not wait. EX_NOPERM.
+	exitPermanent = 77
 )
 
 // exitCodes is the exit status table that quorumlock help prints.
@@ -80,6 +84,7 @@ var exitCodes = []struct {
 	{exitDegraded, "check: the deployment cannot survive one more node failure (--allow-degraded makes it 0)"},
 	{exitLeaseLost, "lock, elect: the lease (the leadership) was lost while the command ran; the command was stopped"},
 	{exitNotObtained, "lock: not obtained, another owner holds it (--wait elapsed, or --try found it held); elect: not elected within --wait"},
+	{exitPermanent, "lock, elect: the nodes refused for a reason no retry can fix (a missing ACL permission, a wrong password); stderr names it; nothing waited"},
 }
 
 // stderr is where commands write warnings and progress (run sets it; tests
@@ -318,6 +323,9 @@ func oneLine(s string) string {
 func checkTTL(ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("%w: --ttl %v: give a positive duration such as --ttl 10s", errUsage, ttl)
+	}
+	if ttl > quorum.MaxTTL {
+		return fmt.Errorf("%w: --ttl %v is above the longest TTL, %v: a restarted node sits out for a TTL; give e.g. --ttl 30s (the watchdog renews a lock held for longer)", errUsage, ttl, quorum.MaxTTL)
 	}
 	if err := drift.Check(ttl, drift.DefaultFactor); err != nil {
 		return fmt.Errorf("%w: --ttl %v: %s", errUsage, ttl, message("", err.Error()))

@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -37,7 +38,9 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	if who == "" {
 		who = operator()
 	}
-	who += " (cli)"
+	if err := admin.CheckBy(who); err != nil {
+		return fmt.Errorf("%w: --by: %s", errUsage, message("unlock", err.Error()))
+	}
 	c, err := dialNodes(*nodes)
 	if err != nil {
 		return err
@@ -46,16 +49,16 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	before, _ := c.Admin().Inspect(ctx, name)
 	if before.Verdict == admin.HeldByQuorum {
 		if ids := strings.Join(before.Holders, ", "); ids != holderNames(before) {
-			fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before), ids)
+			fmt.Fprintf(out, "%s was held by %s (%s)\n", safetext.Quote(name), holderNames(before), safetext.List(before.Holders, ", "))
 		} else {
-			fmt.Fprintf(out, "%s was held by %s\n", name, ids)
+			fmt.Fprintf(out, "%s was held by %s\n", safetext.Quote(name), holderNames(before))
 		}
 	} else {
-		fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
+		fmt.Fprintf(out, "%s was %s\n", safetext.Quote(name), before.Verdict)
 	}
-	n, err := c.Admin().ForceUnlock(ctx, name, who)
+	n, err := c.Admin().ForceUnlockVia(ctx, name, who, "quorumlock unlock")
 	total := len(c.Admin().Nodes())
-	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, total, who)
+	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as by %s via quorumlock unlock\n", safetext.Quote(name), n, total, safetext.Quote(who))
 	if err != nil {
 		failed := nodeErrors(err)
 		if answered := total - len(failed); answered < majority(total) {

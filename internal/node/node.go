@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,8 @@ type Node struct {
 	pipes sync.Pool // *redis.Pipeline, reused by pipeAll
 
 	funcs, funcsSet bool // WithFunctions (functions.go)
+
+	wakeLost atomic.Int64 // releases whose wake-up message was refused (perm.go)
 }
 
 // DefaultFenceRetention is how long a fencing counter stays on a node
