@@ -60,11 +60,12 @@ func markUnanswered(err error) error {
 // ErrPermanent marks a failed attempt that no retry can fix: more nodes
 // than the policy can do without refused for a reason that stays, an ACL
 // permission the Redis user lacks (the error names it), a wrong or missing
-// password, or a command the server does not know. Lock and Campaign
+// password, a command the server does not know, keys in different Cluster
+// slots (node.Permanent). Lock and Campaign
 // return it at once instead of waiting; it comes joined with
 // ErrNotObtained and the per-node errors (errors.As finds each node's
 // *node.PermissionError).
-var ErrPermanent = errors.New("quorumlock: refused for a reason no retry can fix (a permission, a password, a command the server lacks)")
+var ErrPermanent = errors.New("quorumlock: refused for a reason no retry can fix")
 
 // markPermanent adds ErrPermanent to a failed attempt's error when more
 // nodes than limit failed with an error no retry can fix.

@@ -135,9 +135,9 @@ func permError(err error) error {
 }
 
 // Permanent reports whether err is one no retry can fix: an ACL refusal
-// (*PermissionError), a wrong or missing password (WRONGPASS, NOAUTH), or a
+// (*PermissionError), a wrong or missing password (WRONGPASS, NOAUTH), a
 // command the server does not know (a Redis too old for what the client
-// was told to use). A caller that waits for a lock stops on it.
+// was told to use), or keys of one call in different Cluster slots. A caller that waits for a lock stops on it.
 func Permanent(err error) bool {
 	if err == nil {
 		return false
@@ -151,7 +151,9 @@ func Permanent(err error) bool {
 		return false
 	}
 	msg := re.Error()
-	for _, p := range []string{"WRONGPASS", "NOAUTH", "NOPERM", "ERR unknown command", "ERR unknown subcommand"} {
+	// CROSSSLOT: the keys of one call are in different Cluster slots, as
+	// they stay for that name.
+	for _, p := range []string{"WRONGPASS", "NOAUTH", "NOPERM", "ERR unknown command", "ERR unknown subcommand", "CROSSSLOT"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}
