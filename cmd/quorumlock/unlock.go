@@ -56,9 +56,9 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	} else {
 		fmt.Fprintf(out, "%s was %s\n", safetext.Quote(name), before.Verdict)
 	}
-	n, err := c.Admin().ForceUnlockVia(ctx, name, who, "quorumlock unlock")
+	n, err := c.Admin().ForceUnlockVia(ctx, name, who, "cli")
 	total := len(c.Admin().Nodes())
-	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as by %s via quorumlock unlock\n", safetext.Quote(name), n, total, safetext.Quote(who))
+	fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded: by %s via cli\n", safetext.Quote(name), n, total, safetext.Quote(who))
 	if err != nil {
 		failed := nodeErrors(err)
 		if answered := total - len(failed); answered < majority(total) {
