@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,6 +148,32 @@ func TestLockRefusesNamesAndTTLs(t *testing.T) {
 		code, _, stderr := cli(args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("lock %.40q: exit %d, want %d saying %q:\n%s", tc.args, code, exitUsage, tc.want, stderr)
+		}
+	}
+}
+
+// The console's token comes from a file (out of ps) and must be strong to
+// listen beyond loopback; TLS needs both files. Nothing prints the token.
+func TestConsoleTokenFileAndTLSFlags(t *testing.T) {
+	spec, _ := opsNodes(t, 3)
+	t.Setenv(console.EnvToken, "")
+	weak := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(weak, []byte("Tiny-Tok3n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0", "--token-file", weak}, "fewer than 16"},
+		{[]string{"--token", "x", "--token-file", weak}, "contradict"},
+		{[]string{"--token-file", filepath.Join(t.TempDir(), "none")}, "--token-file"},
+		{[]string{"--tls-cert", weak}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls-cert", weak, "--tls-key", weak}, "--tls-cert/--tls-key"},
+	} {
+		code, stdout, stderr := cli(append([]string{"console", "--nodes", spec}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stdout+stderr, "Tiny-Tok3n") {
+			t.Errorf("console %q: exit %d, want %d saying %q, without the token:\n%s%s", tc.args, code, exitUsage, tc.want, stdout, stderr)
 		}
 	}
 }
