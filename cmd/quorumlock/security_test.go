@@ -60,9 +60,11 @@ func TestLockPermanentErrorExits(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(cmd.Environ(), quorum.EnvNodes+"="+strings.Join(urls, ","))
+		start := time.Now()
 		out, _ := cmd.CombinedOutput()
 		code := exitCodeOf(cmd.ProcessState, ctx)
 		cancel()
+		t.Logf("%q: exit %d after %v", args, code, time.Since(start).Round(time.Millisecond))
 		if code != exitPermanent || !strings.Contains(string(out), "+evalsha") || strings.Contains(string(out), "Secret") {
 			t.Errorf("%q: exit %d, want %d naming +evalsha without the password:\n%s", args, code, exitPermanent, out)
 		}
