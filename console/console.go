@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -14,10 +15,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
 //go:embed page.html.tmpl
@@ -32,6 +35,7 @@ const EnvToken = "QUORUMLOCK_CONSOLE_TOKEN"
 
 type config struct {
 	token   string
+	tls     *tls.Config
 	pattern string
 	refresh time.Duration
 	limit   int
@@ -50,8 +54,15 @@ type Option func(*config)
 // Default none, which Serve allows on loopback addresses only.
 func WithToken(token string) Option { return func(c *config) { c.token = token } }
 
-// WithPattern sets which lock names the page lists, as a glob ("orders/*").
-// Default "*": all.
+// WithTLS serves HTTPS with cfg (which holds the certificate, e.g. from
+// tls.LoadX509KeyPair); the session cookie is then Secure. Default none:
+// plain HTTP, which a token then crosses in the clear.
+func WithTLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
+
+// WithPattern sets which lock names the console answers for, as a glob
+// ("orders/*"): the page lists them, and a request for another name (a
+// detail, the JSON, a force-unlock) is refused with 404 (403 for a
+// force-unlock). Default "*": all.
 func WithPattern(p string) Option { return func(c *config) { c.pattern = p } }
 
 // WithRefresh sets how often the page reloads the lock table. Default 1s.
@@ -68,8 +79,9 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 type Console struct {
 	c       *quorum.Client
 	cfg     config
-	formKey string // per-process key every force-unlock form carries (CSRF)
-	session string // the session cookie's value: a MAC of the token under a per-process key
+	formKey string  // per-process key every force-unlock form carries (CSRF)
+	session string  // the session cookie's value: a MAC of the token under a per-process key
+	flash   flasher // seals the force-unlock outcomes the page shows (flash.go)
 	mux     *http.ServeMux
 	seen    heldSince // when this console first saw each holder (held.go)
 }
@@ -96,10 +108,14 @@ func New(c *quorum.Client, opts ...Option) (*Console, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	s := &Console{c: c, cfg: cfg, formKey: hex.EncodeToString(key)}
+	fkey := make([]byte, 32)
+	if _, err := rand.Read(fkey); err != nil {
+		return nil, err
+	}
+	s := &Console{c: c, cfg: cfg, formKey: hex.EncodeToString(key), flash: flasher{key: fkey}}
 	if cfg.token != "" {
-		mac := hmac.New(sha256.New, key)
-		mac.Write([]byte(cfg.token))
+		mac := hmac.New(sha256.New, fkey)
+		mac.Write([]byte("session\x00" + cfg.token))
 		s.session = hex.EncodeToString(mac.Sum(nil))
 	}
 	s.mux = http.NewServeMux()
@@ -108,6 +124,18 @@ func New(c *quorum.Client, opts ...Option) (*Console, error) {
 	s.mux.HandleFunc("GET /api/locks", s.api) // api.go
 	s.mux.HandleFunc("POST /unlock", s.unlock)
 	return s, nil
+}
+
+// Request limits: a force-unlock form's body, and the operator's name
+// (admin.MaxBy). A name is at most quorum.MaxNameLen bytes.
+const maxForm = 16 << 10
+
+// inScope reports whether the console answers for lock name (WithPattern).
+func (s *Console) inScope(name string) bool { return globMatch(s.cfg.pattern, name) }
+
+// scopeErr is the refusal of a name outside the console's pattern.
+func (s *Console) scopeErr(name string) string {
+	return fmt.Sprintf("quorumlock console: lock %s is outside this console's names (--match %s)", strconv.Quote(name), strconv.Quote(s.cfg.pattern))
 }
 
 // ServeHTTP checks the token (or, without one, that the request names a
@@ -139,6 +167,16 @@ func (s *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// so a web page elsewhere cannot reach it through DNS rebinding.
 		http.Error(w, "quorumlock console: this console has no token and answers only to 127.0.0.1, [::1] or localhost", http.StatusForbidden)
 		return
+	}
+	if name := r.URL.Query().Get("name"); name != "" && r.Method == http.MethodGet {
+		switch {
+		case len(name) > quorum.MaxNameLen:
+			http.Error(w, fmt.Sprintf("quorumlock console: a lock name is at most %d bytes", quorum.MaxNameLen), http.StatusBadRequest)
+			return
+		case !s.inScope(name):
+			http.Error(w, s.scopeErr(name), http.StatusNotFound)
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -221,8 +259,9 @@ func (s *Console) unlock(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("quorumlock console: the form is not readable or above %d bytes; nothing was done", maxForm), http.StatusBadRequest)
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("key")), []byte(s.formKey)) != 1 {
@@ -235,6 +274,12 @@ func (s *Console) unlock(w http.ResponseWriter, r *http.Request) {
 	case name == "":
 		http.Error(w, "quorumlock console: no lock name", http.StatusBadRequest)
 		return
+	case len(name) > quorum.MaxNameLen:
+		http.Error(w, fmt.Sprintf("quorumlock console: a lock name is at most %d bytes; nothing was done", quorum.MaxNameLen), http.StatusBadRequest)
+		return
+	case !s.inScope(name):
+		http.Error(w, s.scopeErr(name)+"; nothing was done", http.StatusForbidden)
+		return
 	case r.PostForm.Get("confirm") != name:
 		http.Error(w, "quorumlock console: not confirmed: type the lock's name to confirm the force-unlock", http.StatusBadRequest)
 		return
@@ -242,16 +287,21 @@ func (s *Console) unlock(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "quorumlock console: say who you are; it is recorded next to the lock", http.StatusBadRequest)
 		return
 	}
+	if err := admin.CheckBy(by); err != nil {
+		http.Error(w, "quorumlock console: who you are: "+strings.TrimPrefix(err.Error(), "quorumlock: ")+"; nothing was done", http.StatusBadRequest)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
 	defer cancel()
-	who := fmt.Sprintf("%s (console %s)", by, r.RemoteAddr)
-	n, err := s.c.Admin().ForceUnlock(ctx, name, who)
+	// What the operator typed (by) and what the console knows (where
+	// from) are recorded apart.
+	n, err := s.c.Admin().ForceUnlockVia(ctx, name, by, "console "+r.RemoteAddr)
 	q := url.Values{}
 	q.Set("name", name)
+	o := outcome{Name: name, Removed: n, Nodes: len(s.c.Admin().Nodes()), At: time.Now()}
 	if err != nil {
-		q.Set("flash", fmt.Sprintf("Force-unlock of %s: removed on %d nodes; errors: %v", name, n, err))
-	} else {
-		q.Set("flash", fmt.Sprintf("Force-unlocked %s: removed on %d of %d nodes, recorded as %s", name, n, len(s.c.Admin().Nodes()), who))
+		o.Err = strings.TrimPrefix(err.Error(), "quorumlock: ")
 	}
+	q.Set("flash", s.flash.seal(o))
 	http.Redirect(w, r, "./?"+q.Encode(), http.StatusSeeOther)
 }

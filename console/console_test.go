@@ -50,8 +50,12 @@ func TestCheckListen(t *testing.T) {
 		{"0.0.0.0:8080", "", false},
 		{"10.1.2.3:8080", "", false},
 		{"example.com:8080", "", false},
-		{"0.0.0.0:8080", "s3cret", true},
-		{"nonsense", "s3cret", false},
+		{"0.0.0.0:8080", "0123456789abcdef", true},
+		{"0.0.0.0:8080", "s3cret", false},
+		{"0.0.0.0:8080", " ", false},
+		{"0.0.0.0:8080", "0123456789 abcde", false},
+		{"127.0.0.1:8080", "s3cret", true},
+		{"nonsense", "0123456789abcdef", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr+"/"+tt.token, func(t *testing.T) {
@@ -59,8 +63,12 @@ func TestCheckListen(t *testing.T) {
 			if (err == nil) != tt.ok {
 				t.Fatalf("CheckListen(%q, %q) = %v, want ok %v", tt.addr, tt.token, err, tt.ok)
 			}
-			if !tt.ok && tt.addr != "nonsense" && !errors.Is(err, ErrNeedToken) {
-				t.Fatalf("error %v does not wrap ErrNeedToken", err)
+			want := ErrNeedToken
+			if tt.token != "" {
+				want = ErrWeakToken
+			}
+			if !tt.ok && tt.addr != "nonsense" && !errors.Is(err, want) {
+				t.Fatalf("error %v does not wrap %v", err, want)
 			}
 		})
 	}
@@ -202,6 +210,13 @@ func TestPageAndForceUnlockForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lease.Unlock(context.Background())
+	// A lock outside the console's --match: never shown, never forced.
+	pm, _ := c.Mutex("payments/1", quorum.WithOwner("payer"))
+	please, err := pm.TryLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer please.Unlock(context.Background())
 	con, err := New(c, WithPattern("orders/*"))
 	if err != nil {
 		t.Fatal(err)
@@ -250,29 +265,51 @@ func TestPageAndForceUnlockForm(t *testing.T) {
 		{"wrong confirmation", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/4"}, "by": {"x"}}, nil, http.StatusBadRequest},
 		{"anonymous", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}}, nil, http.StatusBadRequest},
 		{"cross origin", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"x"}}, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{"3 MB by", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {strings.Repeat("x", 3<<20)}}, nil, http.StatusBadRequest},
+		{"long by", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {strings.Repeat("x", admin.MaxBy+1)}}, nil, http.StatusBadRequest},
+		{"control character in by", url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"alice\x1b[31m"}}, nil, http.StatusBadRequest},
+		{"long name", url.Values{"key": {key[1]}, "name": {"orders/" + strings.Repeat("x", quorum.MaxNameLen)}, "confirm": {"orders/" + strings.Repeat("x", quorum.MaxNameLen)}, "by": {"x"}}, nil, http.StatusBadRequest},
+		{"outside --match", url.Values{"key": {key[1]}, "name": {"payments/1"}, "confirm": {"payments/1"}, "by": {"x"}}, nil, http.StatusForbidden},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
 			if resp := post(tt.form, tt.hdr); resp.StatusCode != tt.want {
 				t.Fatalf("POST: %d, want %d", resp.StatusCode, tt.want)
 			}
-			if ins, _ := c.Admin().Inspect(ctx, "orders/42"); ins.Verdict != admin.HeldByQuorum {
-				t.Fatalf("refused form changed the lock: %q", ins.Verdict)
+			for _, name := range []string{"orders/42", "payments/1"} {
+				if ins, _ := c.Admin().Inspect(ctx, name); ins.Verdict != admin.HeldByQuorum || ins.Forced != nil {
+					t.Fatalf("refused form changed %s: %q, force record %+v", name, ins.Verdict, ins.Forced)
+				}
 			}
 		})
 	}
 
-	resp := post(url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"alice"}}, map[string]string{"Origin": srv.URL})
+	// Reads outside --match are refused too, and the list leaves them out.
+	for _, path := range []string{"/api/locks?name=payments/1", "/?name=payments/1", "/locks?name=payments%2F1"} {
+		if code, body := get(t, srv, path, nil); code != http.StatusNotFound || strings.Contains(body, "payer") || !strings.Contains(body, "outside this console") {
+			t.Errorf("GET %s: %d %s, want 404 naming the --match", path, code, body)
+		}
+	}
+	if _, body := get(t, srv, "/api/locks", nil); strings.Contains(body, "payments") {
+		t.Errorf("the list shows a lock outside --match:\n%s", body)
+	}
+	// Only the console writes its messages.
+	if _, body := get(t, srv, "/?flash=Lock+released+by+admin", nil); strings.Contains(body, "released by admin") || strings.Contains(body, `id="flash"`) {
+		t.Errorf("the page shows a ?flash= text it did not write:\n%s", body)
+	}
+
+	// A by that imitates the console's own record stays what was typed.
+	resp := post(url.Values{"key": {key[1]}, "name": {"orders/42"}, "confirm": {"orders/42"}, "by": {"alice (console 10.9.9.9:1)"}}, map[string]string{"Origin": srv.URL})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("POST: %d, want 303", resp.StatusCode)
 	}
 	ins, _ := c.Admin().Inspect(ctx, "orders/42")
-	if ins.Verdict != admin.Free || ins.Forced == nil || !strings.HasPrefix(ins.Forced.By, "alice (console 127.0.0.1:") {
+	if ins.Verdict != admin.Free || ins.Forced == nil || ins.Forced.By != "alice (console 10.9.9.9:1)" || !strings.HasPrefix(ins.Forced.Via, "console 127.0.0.1:") {
 		t.Fatalf("after the form: %q forced %+v", ins.Verdict, ins.Forced)
 	}
 	loc := resp.Header.Get("Location")
 	code, body = get(t, srv, "/"+strings.TrimLeft(loc, "./"), nil)
-	if code != http.StatusOK || !strings.Contains(body, "Force-unlocked orders/42") || !strings.Contains(body, "force-unlocked by alice") {
+	if code != http.StatusOK || !strings.Contains(body, "Force-unlocked &#34;orders/42&#34;") || !strings.Contains(body, "force-unlocked by &#34;alice (console 10.9.9.9:1)&#34;") || !strings.Contains(body, "via console 127.0.0.1:") {
 		t.Fatalf("page after the force (%s): %d\n%s", loc, code, body)
 	}
 }

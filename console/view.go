@@ -55,8 +55,10 @@ type lockRow struct {
 	// its name) current leader value and term, read from a quorum.
 	Leader      string `json:"leader,omitempty"`
 	Term        int64  `json:"term,omitempty"`
-	Forced      string `json:"forced,omitempty"` // who force-unlocked it and when, in full
-	ForcedShort string `json:"-"`                // the same, short, with its age
+	Forced      string `json:"forced,omitempty"`     // who force-unlocked it and when, in full
+	ForcedBy    string `json:"forced_by,omitempty"`  // who, as the operator typed it
+	ForcedVia   string `json:"forced_via,omitempty"` // where from, as the tool knew it (e.g. "console ADDR")
+	ForcedShort string `json:"-"`                    // the same, short, with its age
 	Cells       []cell `json:"nodes"`
 }
 
@@ -84,7 +86,7 @@ func (s *Console) view(r *http.Request) pageData {
 		RefreshMS: s.cfg.refresh.Milliseconds(),
 		FormKey:   s.formKey,
 		Updated:   now.Format("15:04:05"),
-		Flash:     q.Get("flash"),
+		Flash:     s.flash.open(q.Get("flash")),
 		Name:      q.Get("name"),
 		at:        now,
 	}
@@ -213,9 +215,12 @@ func row(in admin.Inspection, scale time.Duration) lockRow {
 		lr.Summary = fmt.Sprintf("unknown: only %d of %d nodes answered", in.Answered, len(in.Nodes))
 	}
 	if f := in.Forced; f != nil {
-		lr.Forced = fmt.Sprintf("force-unlocked by %s at %s", f.By, f.At.Format("2006-01-02 15:04:05 MST"))
-		by, _, _ := strings.Cut(f.By, " (console ")
-		lr.ForcedShort = fmt.Sprintf("forced by %s %s ago", by, age(time.Since(f.At)))
+		lr.Forced = fmt.Sprintf("force-unlocked by %s at %s", strconv.Quote(f.By), f.At.Format("2006-01-02 15:04:05 MST"))
+		if f.Via != "" {
+			lr.Forced += " via " + f.Via
+		}
+		lr.ForcedBy, lr.ForcedVia = f.By, f.Via
+		lr.ForcedShort = fmt.Sprintf("forced by %s %s ago", strconv.Quote(f.By), age(time.Since(f.At)))
 	}
 	for _, ns := range in.Nodes {
 		c := cell{Node: ns.Node, Fence: ns.Fence, Mode: ns.Mode}

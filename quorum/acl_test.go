@@ -1,7 +1,10 @@
 package quorum_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +87,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	otherPrefix := strings.NewReplacer("~quorumlock:*", "~app:*", "&quorumlock:*", "&app:*").Replace(aclLockClient)
 	urls := aclServers(t, 3, aclForMode(map[string]string{"locker": aclLockClient, "ops": aclOperator,
 		"nopublish": noPublish, "nomulti": noMulti, "otherprefix": otherPrefix}))
+	ops := dialT(t, urls["ops"])
 
 	for _, fencing := range []bool{false, true} {
 		opts := []quorum.Option{quorum.WithTTL(2 * time.Second), quorum.WithRetryInterval(200 * time.Millisecond), quorum.WithFencing(fencing)}
@@ -99,7 +103,6 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hl.Unlock(ctx)
-	ops := dialT(t, urls["ops"])
 	if list, err := ops.Admin().List(ctx, "*"); err != nil || len(list) == 0 {
 		t.Fatalf("List: %v %v", err, list)
 	}
@@ -116,16 +119,24 @@ func TestLeastPrivilegeACL(t *testing.T) {
 		t.Fatalf("ForceUnlock: %d %v", n, err)
 	}
 
-	// A missing permission is named, with the command to grant it.
+	// Without +publish a release still releases (the script publishes
+	// last); only the wake-up message is lost, and that is a warning.
 	var pe *node.PermissionError
-	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing(true)).Mutex("acl/nopublish")
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, _ := dialT(t, urls["nopublish"], quorum.WithFencing(true), quorum.WithLogger(logger)).Mutex("acl/nopublish")
 	l, err := m.TryLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = l.Unlock(ctx)
-	if !errors.As(err, &pe) || pe.Command != "publish" || !strings.Contains(err.Error(), "ACL SETUSER <user> +publish") {
-		t.Errorf("Unlock without +publish: %v", err)
+	if err := l.Unlock(ctx); err != nil {
+		t.Errorf("Unlock without +publish: %v, want nil: the lock is released, only its wake-up message is lost", err)
+	}
+	if in, err := ops.Admin().Inspect(ctx, "acl/nopublish"); err != nil || in.Verdict != admin.Free {
+		t.Errorf("after Unlock without +publish: %v %+v, want free", err, in)
+	}
+	if !strings.Contains(logs.String(), "ACL SETUSER <user> +publish") {
+		t.Errorf("no warning naming +publish in the log: %q", logs.String())
 	}
 	in, _ := dialT(t, urls["nomulti"]).Admin().Inspect(ctx, "acl/job")
 	if err := in.Nodes[0].Err; !errors.As(err, &pe) || pe.Command != "multi" {
@@ -138,5 +149,33 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	}
 	if !errors.As(err, &pe) || pe.Command != "" || !strings.Contains(err.Error(), "~quorumlock:*") {
 		t.Errorf("TryLock outside the user's key pattern: %v", err)
+	}
+}
+
+// A permission no retry can grant, or a wrong password, ends Lock at once
+// with ErrPermanent and names what is missing, instead of waiting for ever.
+func TestPermanentErrorsEndLock(t *testing.T) {
+	noEvalsha := strings.Replace(aclLockClient, " +evalsha", "", 1)
+	urls := aclServers(t, 3, map[string]string{"noevalsha": noEvalsha})
+	wrongPass := strings.ReplaceAll(urls["noevalsha"], "noevalsha-pw@", "not-the-pw@")
+	for _, tc := range []struct{ name, urls, want string }{
+		{"no +evalsha", urls["noevalsha"], "+evalsha"},
+		{"wrong password", wrongPass, "WRONGPASS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			m, err := dialT(t, tc.urls, quorum.WithRetryInterval(100*time.Millisecond)).Mutex("acl/permanent")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.Lock(ctx)
+			if !errors.Is(err, quorum.ErrPermanent) || !errors.Is(err, quorum.ErrNotObtained) || ctx.Err() != nil {
+				t.Fatalf("Lock: %v (ctx %v), want ErrPermanent before the deadline", err, ctx.Err())
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Lock: %q, want one line naming %s", err, tc.want)
+			}
+		})
 	}
 }

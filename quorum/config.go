@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/internal/redact"
 )
 
 // EnvNodes is the environment variable holding the node URLs, separated by
@@ -23,7 +24,7 @@ const EnvNodes = "QUORUMLOCK_NODES"
 // context deadlines honoured, no hidden retries. The caller closes them
 // (closeAll).
 func parseNodes(urls string) ([]redis.UniversalClient, error) {
-	fields := strings.FieldsFunc(urls, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+	fields := redact.Fields(urls)
 	if len(fields) == 0 {
 		return nil, errors.New("quorumlock: no node URLs given; expected e.g. redis://127.0.0.1:6379,redis://127.0.0.1:6380")
 	}
@@ -41,7 +42,8 @@ func parseNodes(urls string) ([]redis.UniversalClient, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			return nil, fmt.Errorf("quorumlock: node %q: %w", redact(f), err)
+			// A parser's error may repeat part of it, a password too.
+			return nil, fmt.Errorf("quorumlock: node %q: %s", redact.Node(f), redact.Text(err.Error(), f))
 		}
 		opt.ContextTimeoutEnabled = true
 		opt.MaxRetries = -1
@@ -50,16 +52,6 @@ func parseNodes(urls string) ([]redis.UniversalClient, error) {
 		out = append(out, redis.NewClient(opt))
 	}
 	return out, nil
-}
-
-// redact hides a password in a URL for error messages.
-func redact(u string) string {
-	at := strings.LastIndex(u, "@")
-	scheme := strings.Index(u, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return u
-	}
-	return u[:scheme+3] + "***" + u[at:]
 }
 
 // closeAll closes go-redis clients.

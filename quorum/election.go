@@ -79,7 +79,7 @@ func (c *Client) Election(name string, opts ...ElectionOption) (*Election, error
 		}
 		mopts = append(mopts, WithLockTTL(cfg.ttl))
 	}
-	m, err := c.newMutex([]string{ElectionPrefix + name}, mopts)
+	m, err := c.buildMutex([]string{ElectionPrefix + name}, mopts, checkName)
 	if err != nil {
 		return nil, err
 	}

@@ -201,6 +201,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		defer cancel()
 	}
 	_, err := l.observedRelease(ctx, ended)
+	l.m.c.warnWakeLost()
 	l.end(ErrUnlocked)
 	if ended != nil {
 		return oneline.Join(ended, err)

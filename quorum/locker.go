@@ -62,3 +62,16 @@ func (m *Mutex) checkSelfWait(ctx context.Context, w *selfWait) {
 		}
 	}
 }
+
+// warnWakeLost logs at Warn (WithLogger) the nodes where a release's
+// wake-up message was refused: the lock was released, but its waiters
+// learn it only at their next retry.
+func (c *Client) warnWakeLost() {
+	l := c.cfg.logger
+	for _, n := range c.nodes {
+		if k := n.WakeLost(); k > 0 && l != nil {
+			l.Warn("quorumlock: released, but the Redis user may not PUBLISH the wake-up message; waiters notice at their next retry: grant it, ACL SETUSER <user> +publish",
+				"node", n.Name(), "releases", k)
+		}
+	}
+}

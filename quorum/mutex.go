@@ -84,14 +84,20 @@ func (c *Client) MutexAll(names []string, opts ...MutexOption) (*Mutex, error) {
 }
 
 func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
+	return c.buildMutex(names, opts, checkLockName)
+}
+
+// buildMutex makes the Mutex of names; check says what is wrong with a name
+// (an election may take the names a lock may not).
+func (c *Client) buildMutex(names []string, opts []MutexOption, check func(string) error) (*Mutex, error) {
 	m := &Mutex{c: c, names: append([]string(nil), names...)}
 	for _, o := range opts {
 		o(&m.cfg)
 	}
 	seen := map[string]bool{}
 	for _, n := range m.names {
-		if n == "" {
-			return nil, errors.New("quorumlock: empty lock name")
+		if err := check(n); err != nil {
+			return nil, err
 		}
 		if seen[n] {
 			return nil, fmt.Errorf("quorumlock: lock name %q given twice", n)
@@ -103,6 +109,9 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 	}
 	if m.cfg.leaseTime < 0 {
 		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): the lease time must not be negative (0: renewed by the watchdog)", m.cfg.leaseTime)
+	}
+	if m.cfg.leaseTime > MaxTTL {
+		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): above the longest TTL, %v (MaxTTL)", m.cfg.leaseTime, MaxTTL)
 	}
 	if m.cfg.leaseTime > 0 {
 		if err := drift.Check(m.cfg.leaseTime, c.cfg.factor); err != nil {
@@ -288,6 +297,7 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, woken bool, fa *
 	}
 	if err != nil {
 		err = m.named(markUnanswered(withCtxErr(ctx, err))) // warmup.go, errors.go
+		err = markPermanent(err, m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)))
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
 				// Some nodes granted, too few: a split vote between
@@ -312,7 +322,7 @@ func givesUp(ctx context.Context, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return true, withCtxErr(ctx, err)
 	}
-	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed), err
+	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) || errors.Is(err, ErrPermanent), err
 }
 
 func splitBackoff() time.Duration {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 )
 
@@ -53,5 +54,34 @@ func markUnanswered(err error) error {
 		}
 	}
 	e.WithCause(ErrUnanswered)
+	return err
+}
+
+// ErrPermanent marks a failed attempt that no retry can fix: more nodes
+// than the policy can do without refused for a reason that stays, an ACL
+// permission the Redis user lacks (the error names it), a wrong or missing
+// password, a command the server does not know, keys in different Cluster
+// slots (node.Permanent). Lock and Campaign
+// return it at once instead of waiting; it comes joined with
+// ErrNotObtained and the per-node errors (errors.As finds each node's
+// *node.PermissionError).
+var ErrPermanent = errors.New("quorumlock: refused for a reason no retry can fix")
+
+// markPermanent adds ErrPermanent to a failed attempt's error when more
+// nodes than limit failed with an error no retry can fix.
+func markPermanent(err error, limit int) error {
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrPermanent) {
+		return err
+	}
+	broken := map[string]bool{}
+	for _, ne := range e.Nodes() {
+		if node.Permanent(ne.Err) {
+			broken[ne.Node] = true
+		}
+	}
+	if len(broken) > limit {
+		e.WithCause(ErrPermanent)
+	}
 	return err
 }

@@ -37,14 +37,18 @@ SIGINT or SIGTERM to quorumlock stop it the same way.
 
 The command sees QUORUMLOCK_ELECTION (the name), QUORUMLOCK_TERM (the term
 number: a fencing token, higher for every new leader; pass it with every
-write) and QUORUMLOCK_VALUE. quorumlock leader NAME shows the leader.
+write) and QUORUMLOCK_VALUE, but not $QUORUMLOCK_NODES or
+$QUORUMLOCK_CONSOLE_TOKEN (secrets) nor an outer lock's QUORUMLOCK_*
+values. quorumlock leader NAME shows the leader.
 
 Exit status: the command's (128+N if a signal N ended it); %d if --wait
-elapsed before this process was elected; %d if leadership was lost and the
-command stopped; 2 for usage errors; 1 for other errors.
+elapsed before this process was elected; %d if the nodes refused for a
+reason no retry can fix (a missing ACL permission, a wrong password); %d if
+leadership was lost and the command stopped; 2 for usage errors; 1 for
+other errors.
 
 Flags:
-`, electSummary, exitNotObtained, exitLeaseLost)
+`, electSummary, exitNotObtained, exitPermanent, exitLeaseLost)
 		fs.PrintDefaults()
 	}
 }
@@ -77,8 +81,8 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	if *grace < 0 {
 		return fmt.Errorf("%w: --grace %v is negative: give a positive duration such as --grace 5s", errUsage, *grace)
 	}
-	if *ttl <= 0 {
-		return fmt.Errorf("%w: --ttl %v must be positive, e.g. --ttl 10s", errUsage, *ttl)
+	if err := checkTTL(*ttl); err != nil {
+		return err
 	}
 	if *value == "" {
 		host, _ := os.Hostname()
@@ -102,8 +106,8 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	resign := func() error { return term.Resign(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, os.Stderr
-	cmd.Env = append(os.Environ(), "QUORUMLOCK_ELECTION="+name,
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
+	cmd.Env = childEnv("QUORUMLOCK_ELECTION="+name,
 		"QUORUMLOCK_TERM="+strconv.FormatInt(term.Number(), 10), "QUORUMLOCK_VALUE="+*value)
 	// Its own process group, so stopping it reaches its children; it dies
 	// with us, since without us nobody renews the term.
@@ -155,6 +159,9 @@ func campaign(ctx context.Context, e *quorum.Election, value string, wait time.D
 	t, err := e.Campaign(wctx, value)
 	if err == nil {
 		return t, nil
+	}
+	if errors.Is(err, quorum.ErrPermanent) {
+		return nil, &exitError{code: exitPermanent, msg: message("elect", err.Error())}
 	}
 	if ctx.Err() == nil && errors.Is(err, quorum.ErrNotObtained) && wctx.Err() != nil {
 		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("not elected leader of %q within %v: %v", e.Name(), wait, err)}

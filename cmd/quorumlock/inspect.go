@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -83,7 +85,7 @@ func parseName(fs *flag.FlagSet, args []string) (string, error) {
 }
 
 func printInspection(out io.Writer, in admin.Inspection) {
-	fmt.Fprintf(out, "%s: %s\n", in.Name, verdictLine(in))
+	fmt.Fprintf(out, "%s: %s\n", safetext.Quote(in.Name), verdictLine(in))
 	var facts []string
 	if in.TTL > 0 {
 		if in.Verdict == admin.HeldByQuorum {
@@ -102,7 +104,7 @@ func printInspection(out io.Writer, in admin.Inspection) {
 		fmt.Fprintf(out, "  %s\n", strings.Join(facts, " · "))
 	}
 	if f := in.Forced; f != nil {
-		fmt.Fprintf(out, "  force-unlocked by %s at %s\n", f.By, f.At.Format("2006-01-02 15:04:05 MST"))
+		fmt.Fprintf(out, "  %s\n", forcedLine(f))
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -119,7 +121,7 @@ func printInspection(out io.Writer, in admin.Inspection) {
 				state = "holds"
 			}
 			for owner, n := range s.Holders {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", s.Node, state, owner, n, orDash(ttl(s.TTL)), orDash(fence(s.Fence)), s.Mode)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", s.Node, state, safetext.Quote(owner), n, orDash(ttl(s.TTL)), orDash(fence(s.Fence)), s.Mode)
 			}
 		}
 	}
@@ -138,4 +140,15 @@ func verdictLine(in admin.Inspection) string {
 	default:
 		return fmt.Sprintf("free (%d of %d nodes answered)", in.Answered, n)
 	}
+}
+
+// forcedLine says who force-unlocked a lock, when, and from where: by as
+// the operator typed it (quoted when it is not plain), the place as the
+// tool recorded it.
+func forcedLine(f *node.Forced) string {
+	line := fmt.Sprintf("force-unlocked by %s at %s", safetext.Quote(f.By), f.At.Format("2006-01-02 15:04:05 MST"))
+	if f.Via != "" {
+		line += " via " + safetext.Quote(f.Via)
+	}
+	return line
 }

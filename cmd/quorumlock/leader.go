@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -69,7 +70,7 @@ interrupted`, out)
 
 func describeLeader(name string, info quorum.LeaderInfo, none bool) string {
 	if none {
-		return fmt.Sprintf("%s: no leader", name)
+		return fmt.Sprintf("%s: no leader", safetext.Quote(name))
 	}
-	return fmt.Sprintf("%s: leader %q, term %d, %v left", name, info.Value, info.Term, info.TimeLeft.Round(time.Millisecond))
+	return fmt.Sprintf("%s: leader %q, term %d, %v left", safetext.Quote(name), info.Value, info.Term, info.TimeLeft.Round(time.Millisecond))
 }

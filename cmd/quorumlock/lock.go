@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quorumlock/quorumlock/console"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -48,7 +49,10 @@ the command is stopped: SIGTERM to its process group, SIGKILL after
 
 The command sees QUORUMLOCK_LOCK (the name) and, with --fencing,
 QUORUMLOCK_TOKEN (a fencing token that increases with every holder: pass it
-to the resource so it can refuse a stale holder's writes).
+to the resource so it can refuse a stale holder's writes). It does not see
+$QUORUMLOCK_NODES or $QUORUMLOCK_CONSOLE_TOKEN (secrets), nor an outer
+lock's or election's QUORUMLOCK_* values: a quorumlock it runs needs its own
+--nodes.
 
 While it waits and fewer nodes answer than a lock needs, it says so on
 stderr at once, and again every few seconds, with each silent node and why;
@@ -57,11 +61,13 @@ and it says when they answer again.
 Exit status: the command's (128+N if a signal N ended it); %d if the lock
 was not obtained because another owner holds it (--wait elapsed, or --try
 found it held); %d if it was not obtained because fewer nodes answered
-than a lock needs; %d if the lease was lost and the command stopped; %d
-for usage errors; %d for other errors.
+than a lock needs; %d if the nodes refused for a reason no retry can fix
+(a missing ACL permission, a wrong password: it does not wait then); %d if
+the lease was lost and the command stopped; %d for usage errors; %d for
+other errors.
 
 Flags:
-`, lockSummary, exitNotObtained, exitUnsure, exitLeaseLost, exitUsage, exitFailure)
+`, lockSummary, exitNotObtained, exitUnsure, exitPermanent, exitLeaseLost, exitUsage, exitFailure)
 		fs.PrintDefaults()
 	}
 }
@@ -128,7 +134,9 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	watch.setNodes(c.Admin().Nodes())
 	m, err := c.Mutex(name)
 	if err != nil {
-		return err
+		// A name the library refuses (too long, an election's): the
+		// user's to change.
+		return fmt.Errorf("%w: %s", errUsage, message("lock", err.Error()))
 	}
 
 	lease, err := acquire(ctx, m, name, *wait, *try, watch)
@@ -141,8 +149,8 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	unlock := func() error { return lease.Unlock(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, os.Stderr
-	cmd.Env = append(os.Environ(), "QUORUMLOCK_LOCK="+name)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
+	cmd.Env = childEnv("QUORUMLOCK_LOCK=" + name)
 	if *fencing {
 		cmd.Env = append(cmd.Env, "QUORUMLOCK_TOKEN="+strconv.FormatInt(lease.Token(), 10))
 	}
@@ -195,6 +203,25 @@ func runLock(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
+// childEnv is the environment of lock's and elect's command: ours without
+// the secrets the CLI reads ($QUORUMLOCK_NODES with its passwords, the
+// console's token) and without what a lock or election of ours hands its
+// command (an outer lock's token must not pass for this one's), plus set.
+func childEnv(set ...string) []string {
+	drop := map[string]bool{
+		quorum.EnvNodes: true, console.EnvToken: true,
+		"QUORUMLOCK_LOCK": true, "QUORUMLOCK_TOKEN": true,
+		"QUORUMLOCK_ELECTION": true, "QUORUMLOCK_TERM": true, "QUORUMLOCK_VALUE": true,
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
 // acquire waits for the lock (at most wait when positive), or tries once.
 // A lock not obtained exits 3 when too few nodes answered to tell, 75 when
 // another owner holds it (watch tells which).
@@ -215,6 +242,9 @@ func acquire(ctx context.Context, m *quorum.Mutex, name string, wait time.Durati
 	}
 	if err == nil {
 		return lease, nil
+	}
+	if errors.Is(err, quorum.ErrPermanent) {
+		return nil, &exitError{code: exitPermanent, msg: message("lock", err.Error())}
 	}
 	if ctx.Err() == nil && errors.Is(err, quorum.ErrNotObtained) {
 		how := "within " + wait.String()
@@ -241,7 +271,7 @@ func forcedSince(c *quorum.Client, name string, since time.Time) string {
 	if err != nil || in.Forced == nil || in.Forced.At.Before(since.Add(-time.Second)) {
 		return ""
 	}
-	return fmt.Sprintf("force-unlocked by %s at %s", in.Forced.By, in.Forced.At.Format("2006-01-02 15:04:05 MST"))
+	return forcedLine(in.Forced)
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL after grace.

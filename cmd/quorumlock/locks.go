@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -55,7 +56,7 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
 		for _, in := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", in.Name, in.Verdict, orDash(holderNames(in)),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", safetext.Quote(in.Name), in.Verdict, orDash(holderNames(in)),
 				orDash(holds(in)), orDash(ttl(in.TTL)), orDash(fence(in.Fence)), nodeMarks(in))
 		}
 		tw.Flush()
@@ -72,7 +73,7 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return untrusted(fmt.Sprintf("the verdict on %s", strings.Join(unknown, ", ")), n-len(failed), n, majority(n), failed)
+		return untrusted(fmt.Sprintf("the verdict on %s", safetext.List(unknown, ", ")), n-len(failed), n, majority(n), failed)
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(stderr, "quorumlock locks: warning: %d of %d nodes did not answer (a quorum did, so the list holds; verdicts count the silent nodes as unknown)%s\n",
@@ -177,6 +178,7 @@ type jsonNode struct {
 
 type jsonForced struct {
 	By      string    `json:"by"`
+	Via     string    `json:"via,omitempty"`
 	At      time.Time `json:"at"`
 	Removed bool      `json:"removed"`
 }
@@ -209,7 +211,7 @@ func jsonInspections(list []admin.Inspection) []jsonInspection {
 			j.Labels[i] = in.Label(h)
 		}
 		if f := in.Forced; f != nil {
-			j.Forced = &jsonForced{By: f.By, At: f.At, Removed: f.Removed}
+			j.Forced = &jsonForced{By: f.By, Via: f.Via, At: f.At, Removed: f.Removed}
 		}
 		for _, s := range in.Nodes {
 			n := jsonNode{Node: s.Node, Present: s.Present, Mode: s.Mode, TTLms: s.TTL.Milliseconds(), Fence: s.Fence}

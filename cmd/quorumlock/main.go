@@ -15,7 +15,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/console"
 	"github.com/quorumlock/quorumlock/drift"
+	"github.com/quorumlock/quorumlock/internal/redact"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // command is one subcommand.
@@ -62,6 +65,10 @@ const (
 	// exitNotObtained: lock was not obtained because another owner holds it
 	// (--wait elapsed, or --try found it held). EX_TEMPFAIL: try again later.
 	exitNotObtained = 75
+	// exitPermanent: lock or elect was refused for a reason no retry can
+	// fix (quorum.ErrPermanent: an ACL permission, a wrong password), so it
+	// did not wait. EX_NOPERM.
+	exitPermanent = 77
 )
 
 // exitCodes is the exit status table that quorumlock help prints.
@@ -77,6 +84,7 @@ var exitCodes = []struct {
 	{exitDegraded, "check: the deployment cannot survive one more node failure (--allow-degraded makes it 0)"},
 	{exitLeaseLost, "lock, elect: the lease (the leadership) was lost while the command ran; the command was stopped"},
 	{exitNotObtained, "lock: not obtained, another owner holds it (--wait elapsed, or --try found it held); elect: not elected within --wait"},
+	{exitPermanent, "lock, elect: the nodes refused for a reason no retry can fix (a missing ACL permission, a wrong password); stderr names it; nothing waited"},
 }
 
 // stderr is where commands write warnings and progress (run sets it; tests
@@ -102,7 +110,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `
 Global flags (before the command; a command's own flag wins):
   --nodes URLS   Redis nodes as redis:// or rediss:// URLs, comma-separated
-                 (default $QUORUMLOCK_NODES)
+                 (default $QUORUMLOCK_NODES, which keeps passwords out of ps;
+                 no command prints a password or a token)
 `)
 	fmt.Fprintln(w, "\nExit status:")
 	for _, e := range exitCodes {
@@ -162,7 +171,61 @@ func globalFlags(args []string) ([]string, error) {
 	return args, nil
 }
 
+// scrubbed are run's stdout and stderr: every secret the CLI was given
+// (addSecrets) is replaced by *** in what it writes, behind the redaction
+// each message does itself.
+var scrubbed [2]*redact.Writer
+
+// addSecrets makes run's outputs hide secrets read after it started (a
+// token file).
+func addSecrets(secrets ...string) {
+	for _, w := range scrubbed {
+		if w != nil {
+			w.Add(secrets...)
+		}
+	}
+}
+
+// argSecrets returns the secrets on a command line before "--": the
+// passwords of --nodes values and a --token.
+func argSecrets(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !hasVal && i+1 < len(args) {
+			val = args[i+1]
+		}
+		switch name {
+		case "nodes":
+			out = append(out, redact.Secrets(val)...)
+		case "token":
+			out = append(out, val)
+		}
+	}
+	return out
+}
+
+// raw is the writer under a scrubbed one: a child command writes there
+// directly (its output is its own, and it keeps a terminal a terminal).
+func raw(w io.Writer) io.Writer {
+	if s, ok := w.(*redact.Writer); ok {
+		return s.W
+	}
+	return w
+}
+
 func run(args []string, stdout, errOut io.Writer) int {
+	scrubbed = [2]*redact.Writer{{W: stdout}, {W: errOut}}
+	stdout, errOut = scrubbed[0], scrubbed[1]
+	addSecrets(argSecrets(args)...)
+	addSecrets(redact.Secrets(os.Getenv(quorum.EnvNodes))...)
+	addSecrets(os.Getenv(console.EnvToken))
 	globalNodes, stderr = "", errOut
 	// go-redis logs every refused dial of its pool on stderr (its logger is
 	// process-global: ~20 lines a second per dead node); a command reports
@@ -271,6 +334,9 @@ func checkTTL(ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("%w: --ttl %v: give a positive duration such as --ttl 10s", errUsage, ttl)
 	}
+	if ttl > quorum.MaxTTL {
+		return fmt.Errorf("%w: --ttl %v is above the longest TTL, %v: a restarted node sits out for a TTL; give e.g. --ttl 30s (the watchdog renews a lock held for longer)", errUsage, ttl, quorum.MaxTTL)
+	}
 	if err := drift.Check(ttl, drift.DefaultFactor); err != nil {
 		return fmt.Errorf("%w: --ttl %v: %s", errUsage, ttl, message("", err.Error()))
 	}
@@ -306,5 +372,11 @@ func parse(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return err
 	}
-	return fmt.Errorf("%w: %v", errUsage, err)
+	// The flag package repeats a refused value whole: hide the credentials
+	// of any node address among the arguments.
+	msg := err.Error()
+	for _, a := range args {
+		msg = redact.Text(msg, a)
+	}
+	return fmt.Errorf("%w: %s", errUsage, msg)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/redact"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -20,14 +21,15 @@ import (
 // is not the flag's default value, so --help never prints a password.) An
 // empty --nodes or a URL that does not parse is a usage error, never a
 // fall-back to the variable. Pass the returned value to dialNodes after
-// parsing.
+// parsing: the flag itself accepts any text, since the flag package would
+// repeat a refused value, passwords and all, in its error.
 func nodesFlag(fs *flag.FlagSet) *string {
 	spec := new(string)
 	fs.Func("nodes",
-		"Redis nodes as redis:// or rediss:// `URLS` separated by commas, e.g. redis://:pw@10.0.0.1:6379/0,rediss://10.0.0.2:6380 (default $"+quorum.EnvNodes+")",
+		"Redis nodes as redis:// or rediss:// `URLS` separated by commas, e.g. redis://:pw@10.0.0.1:6379/0,rediss://10.0.0.2:6380 (default $"+quorum.EnvNodes+", which keeps passwords out of ps)",
 		func(v string) error {
-			if err := checkNodes(v); err != nil {
-				return err
+			if v == "" {
+				v = " " // given but empty: checkNodes refuses it, no fall-back
 			}
 			*spec = v
 			return nil
@@ -36,9 +38,7 @@ func nodesFlag(fs *flag.FlagSet) *string {
 }
 
 // splitNodes splits a node list as quorum.Dial does: commas or white space.
-func splitNodes(spec string) []string {
-	return strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
-}
+func splitNodes(spec string) []string { return redact.Fields(spec) }
 
 // checkNodes says what is wrong with a --nodes value: empty, or a URL that
 // does not parse (a bare host:port is redis://host:port, as for Dial). The
@@ -55,7 +55,7 @@ func checkNodes(spec string) error {
 			u = "redis://" + u
 		}
 		if seen[u] {
-			return fmt.Errorf("node %q is named twice: every node must be a distinct Redis deployment", redactURL(f))
+			return fmt.Errorf("node %q is named twice: every node must be a distinct Redis deployment", redact.Node(f))
 		}
 		seen[u] = true
 		if _, err := redis.ParseURL(u); err != nil {
@@ -63,20 +63,11 @@ func checkNodes(spec string) error {
 			if errors.As(err, &ue) {
 				err = ue.Err // url.Error repeats the URL, password included
 			}
-			return fmt.Errorf("node %q is not a redis:// or rediss:// URL: %v", redactURL(f), err)
+			// The parser's message may quote a part of it, a password too.
+			return fmt.Errorf("node %q is not a redis:// or rediss:// URL: %s", redact.Node(f), redact.Text(err.Error(), f))
 		}
 	}
 	return nil
-}
-
-// redactURL hides a password in a node URL.
-func redactURL(u string) string {
-	at := strings.LastIndex(u, "@")
-	scheme := strings.Index(u, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return u
-	}
-	return u[:scheme+3] + "***" + u[at:]
 }
 
 // errNoNodes says where the node list comes from; a usage error.

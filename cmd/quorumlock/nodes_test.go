@@ -23,8 +23,11 @@ func TestNodesFlag(t *testing.T) {
 	// An empty --nodes is a usage error, never a fall-back to the variable.
 	for _, v := range []string{"", " ", ","} {
 		fs := flags("x", "test", io.Discard)
-		nodesFlag(fs)
-		if err := parse(fs, []string{"--nodes", v}); !errors.Is(err, errUsage) {
+		spec := nodesFlag(fs)
+		if err := parse(fs, []string{"--nodes", v}); err != nil {
+			t.Fatalf("--nodes %q: %v; the flag takes any text, dialNodes checks it", v, err)
+		}
+		if _, err := dialNodes(*spec); !errors.Is(err, errUsage) {
 			t.Errorf("--nodes %q: %v, want a usage error", v, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -74,5 +75,5 @@ func holderNames(in admin.Inspection) string {
 	for i, h := range in.Holders {
 		labels[i] = in.Label(h)
 	}
-	return strings.Join(labels, ",")
+	return safetext.List(labels, ",")
 }

@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -37,28 +38,30 @@ func runUnlock(ctx context.Context, args []string, out io.Writer) error {
 	if who == "" {
 		who = operator()
 	}
-	who += " (cli)"
+	if err := admin.CheckBy(who); err != nil {
+		return fmt.Errorf("%w: --by: %s", errUsage, message("unlock", err.Error()))
+	}
 	c, err := dialNodes(*nodes)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	before, _ := c.Admin().Inspect(ctx, name)
-	n, err := c.Admin().ForceUnlock(ctx, name, who)
+	n, err := c.Admin().ForceUnlockVia(ctx, name, who, "cli")
 	total := len(c.Admin().Nodes())
 	// Nothing removed and every node answered: no result for stdout (the
 	// nodes record nothing either), only the note below on stderr.
 	if n > 0 || err != nil {
 		if before.Verdict == admin.HeldByQuorum {
 			if ids := strings.Join(before.Holders, ", "); ids != holderNames(before) {
-				fmt.Fprintf(out, "%s was held by %s (%s)\n", name, holderNames(before), ids)
+				fmt.Fprintf(out, "%s was held by %s (%s)\n", safetext.Quote(name), holderNames(before), safetext.List(before.Holders, ", "))
 			} else {
-				fmt.Fprintf(out, "%s was held by %s\n", name, ids)
+				fmt.Fprintf(out, "%s was held by %s\n", safetext.Quote(name), holderNames(before))
 			}
 		} else {
-			fmt.Fprintf(out, "%s was %s\n", name, before.Verdict)
+			fmt.Fprintf(out, "%s was %s\n", safetext.Quote(name), before.Verdict)
 		}
-		fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded as %q\n", name, n, total, who)
+		fmt.Fprintf(out, "force-unlocked %s: removed on %d of %d nodes, waiters woken; recorded: by %s via cli\n", safetext.Quote(name), n, total, safetext.Quote(who))
 	}
 	if err != nil {
 		failed := nodeErrors(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quorumlock/quorumlock/internal/safetext"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -29,15 +30,15 @@ func TestUnlockCommand(t *testing.T) {
 	}
 
 	code, out, stderr = cli("unlock", "--nodes", spec, "--force", "--by", "alice", "orders/42")
-	if code != 0 || !strings.Contains(out, "orders/42 was held by worker-1") || !strings.Contains(out, `recorded as "alice (cli)"`) {
+	if code != 0 || !strings.Contains(out, "orders/42 was held by worker-1") || !strings.Contains(out, `recorded: by alice via cli`) {
 		t.Fatalf("unlock --force: exit %d\n%s%s", code, out, stderr)
 	}
 	ins, _ := c.Admin().Inspect(ctx, "orders/42")
-	if ins.Verdict != admin.Free || ins.Forced == nil || ins.Forced.By != "alice (cli)" {
+	if ins.Verdict != admin.Free || ins.Forced == nil || ins.Forced.By != "alice" || ins.Forced.Via != "cli" {
 		t.Fatalf("after unlock --force: %q forced %+v", ins.Verdict, ins.Forced)
 	}
 	// inspect shows the record.
-	if code, out, _ = cli("inspect", "--nodes", spec, "orders/42"); code != 0 || !strings.Contains(out, "force-unlocked by alice (cli) at ") {
+	if code, out, _ = cli("inspect", "--nodes", spec, "orders/42"); code != 0 || !strings.Contains(out, "force-unlocked by alice at ") || !strings.Contains(out, " via cli") {
 		t.Fatalf("inspect after the force: exit %d\n%s", code, out)
 	}
 	// Default who: user@host.
@@ -46,7 +47,7 @@ func TestUnlockCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lease2.Unlock(context.Background())
-	if code, out, _ = cli("unlock", "--nodes", spec, "--force", "orders/42"); code != 0 || !strings.Contains(out, operator()+" (cli)") {
+	if code, out, _ = cli("unlock", "--nodes", spec, "--force", "orders/42"); code != 0 || !strings.Contains(out, "by "+safetext.Quote(operator())+" via cli") {
 		t.Fatalf("unlock with the default --by: exit %d\n%s", code, out)
 	}
 	// A name no node holds is an error with its own code, said on stderr

@@ -57,7 +57,7 @@ func TestUsageErrorsOnStderr(t *testing.T) {
 		{[]string{"lock", "--nodes", "", "x", "--", "true"}, []string{"--nodes is empty"}},
 		{[]string{"lock", "--nodes", " , ", "x", "--", "true"}, []string{"--nodes is empty"}},
 		{[]string{"lock", "--nodes", "redis://[::1", "x", "--", "true"}, []string{"is not a redis:// or rediss:// URL"}},
-		{[]string{"lock", "--nodes", "http://:pw@h:1", "x", "--", "true"}, []string{"is not a redis:// or rediss:// URL", "***"}},
+		{[]string{"lock", "--nodes", "http://:usage-Secret9@h:1", "x", "--", "true"}, []string{"is not a redis:// or rediss:// URL", "***"}},
 		{[]string{"--nodes", "", "locks"}, []string{"--nodes is empty"}},
 		{[]string{"--nodes=", "locks"}, []string{"--nodes is empty"}},
 		{[]string{"locks", "--nodes", ""}, []string{"--nodes is empty"}},
@@ -90,6 +90,9 @@ func TestUsageErrorsOnStderr(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
+			}
+			if strings.Contains(stderr, "Secret9") {
+				t.Errorf("stderr has the password:\n%s", stderr)
 			}
 			// The error is one line, prefixed once.
 			if first := strings.SplitN(stderr, "\n", 2)[0]; doubledPrefix(first) {

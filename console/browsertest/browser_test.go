@@ -303,7 +303,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 		t.Fatalf("page after the force-unlock: %v", err)
 	}
 	forced, err := chromedp.Run(tctx, textNow(`#detail .forced`))
-	if want := "force-unlocked by e2e-operator (console 127.0.0.1:"; err != nil || !strings.HasPrefix(forced, want) {
+	if want := `force-unlocked by "e2e-operator" at `; err != nil || !strings.HasPrefix(forced, want) || !strings.Contains(forced, " via console 127.0.0.1:") {
 		t.Fatalf("page says %q (%v), want it to start with %q", forced, err, want)
 	}
 

@@ -402,8 +402,18 @@ func isRedisReply(err error) bool {
 	if err == redis.Nil {
 		return true
 	}
-	_, ok := err.(redis.Error)
-	return ok
+	re, ok := err.(redis.Error)
+	// A refused handshake (WRONGPASS, NOAUTH to HELLO or AUTH) is a server
+	// error too, but go-redis returns it from Exec and puts it on none of
+	// the commands: it is the connection's error.
+	return ok && !authRefused(re)
+}
+
+// authRefused reports whether err is the server's refusal of the client's
+// credentials.
+func authRefused(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH")
 }
 
 // evalsha runs script s through the batcher: EVALSHA, and EVAL when the

@@ -43,7 +43,7 @@ type FairKeys struct {
 
 // FairKeys returns the queue key names of fair lock name.
 func (n *Node) FairKeys(name string) FairKeys {
-	base := n.prefix + "{" + name + "}"
+	base := n.prefix + "{" + tagged(name) + "}"
 	return FairKeys{Queue: base + ":queue", Deadlines: base + ":queue:deadlines", Ticket: base + ":ticket", Wake: base + ":wake:"}
 }
 

@@ -11,8 +11,13 @@ const ForcedRecordTTL = 24 * time.Hour
 
 // Force says how ForceRelease forces a lock.
 type Force struct {
-	// By names who does it (an operator, a tool); recorded with the time.
+	// By names who does it (an operator, a tool), as they gave it; recorded
+	// with the time.
 	By string
+	// Via says where the force came from as the tool knows it (e.g.
+	// "console 10.0.0.5:51234"), kept apart from By so that no text typed
+	// into By can pass for it. Empty for none.
+	Via string
 	// Hold, when positive, leaves a tombstone in the lock's place that
 	// refuses every acquisition for that long, and does not wake waiters:
 	// call FinishForce once every node was forced. A caller that forces
@@ -37,7 +42,7 @@ func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, er
 	var v int64
 	err := n.call(ctx, func(ctx context.Context) error {
 		var e error
-		keys, args := []string{k.Lock, k.Forced}, []any{k.Channel, f.By, time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold}
+		keys, args := []string{k.Lock, k.Forced}, []any{k.Channel, f.record(), time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold}
 		if n.funcs {
 			v, e = n.fcallCmd(ctx, forceReleaseScript, keys, args...).Int64()
 			return e
@@ -64,9 +69,23 @@ func (n *Node) FinishForce(ctx context.Context, name string) error {
 	})
 }
 
+// viaSep parts By from Via in the stored record ("by" field): a NUL, which
+// admin.ForceUnlock refuses in By, so a record written without Via reads
+// back the same and none can be made to show one it was not given.
+const viaSep = "\x00"
+
+// record is the "by" field a force stores.
+func (f Force) record() string {
+	if f.Via == "" {
+		return f.By
+	}
+	return f.By + viaSep + f.Via
+}
+
 // Forced is the record of the last force-unlock of a lock on a node.
 type Forced struct {
 	By      string    // who forced it, as the operator gave it
+	Via     string    // where from, as the tool knew it (Force.Via); may be empty
 	At      time.Time // when, on the operator's clock
 	Removed bool      // whether the lock was present on this node (a record is made only then)
 }

@@ -186,7 +186,8 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 		st.Fence, _ = strconv.ParseInt(c.f.Val(), 10, 64)
 		if r := c.forced.Val(); len(r) > 0 {
 			at, _ := strconv.ParseInt(r["at"], 10, 64)
-			st.Forced = &Forced{By: r["by"], At: time.UnixMilli(at), Removed: r["removed"] == "1"}
+			by, via, _ := strings.Cut(r["by"], viaSep)
+			st.Forced = &Forced{By: by, Via: via, At: time.UnixMilli(at), Removed: r["removed"] == "1"}
 		}
 		out[i] = st
 	}
@@ -241,7 +242,7 @@ func (n *Node) Scan(ctx context.Context, pattern string, count int64) ([]string,
 			mu.Lock()
 			for _, k := range keys {
 				if name, ok := strings.CutPrefix(k, open); ok && strings.HasSuffix(name, "}") {
-					seen[name[:len(name)-1]] = true
+					seen[untagged(name[:len(name)-1])] = true
 				}
 			}
 			mu.Unlock()

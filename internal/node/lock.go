@@ -417,7 +417,7 @@ func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
 		}
 		r, err := b.evalshaCmd(ctx, releaseScript, cmd)
 		v, err := scriptInt(releaseScript, r, err)
-		return v == 1, l.n.settle(err)
+		return l.n.released(v, l.n.settle(err))
 	}
 	s, args := releaseScript, []any{l.valArg}
 	switch {
@@ -430,8 +430,7 @@ func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
 	case rollback:
 		args = append(args, tellNobody)
 	}
-	v, err := l.int(ctx, s, l.shareKeys(), args...)
-	return v == 1, err
+	return l.n.released(l.int(ctx, s, l.shareKeys(), args...))
 }
 
 // extendScript is the script Extend runs.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,8 @@ type Node struct {
 	pipes sync.Pool // *redis.Pipeline, reused by pipeAll
 
 	funcs, funcsSet bool // WithFunctions (functions.go)
+
+	wakeLost atomic.Int64 // releases whose wake-up message was refused (perm.go)
 }
 
 // DefaultFenceRetention is how long a fencing counter stays on a node
@@ -212,10 +215,33 @@ type Keys struct {
 
 // Keys returns the key names of lock name.
 func (n *Node) Keys(name string) Keys {
-	base := n.prefix + "{" + name + "}"
+	base := n.prefix + "{" + tagged(name) + "}"
 	k := Keys{Lock: base, Fence: base + ":fence", Channel: base + ":unlock", Forced: base + ":forced"}
 	k.lockArg = k.Lock
 	return k
+}
+
+// tagged is name as it goes between the braces of its keys. Redis Cluster
+// hashes a key by the text between its first '{' and the first '}' after
+// it, or, when that is empty, by the whole key: a name starting with '}'
+// would put each key of the lock in another slot. Such a name gets a NUL
+// in front (a NUL the quorum package refuses in names), so its keys share
+// the tag "\x00"; every other name is used as it is, so keys stay the same
+// for the names existing deployments use. A '}' further in is harmless:
+// the tag is then the name up to it, the same for every key of the name.
+func tagged(name string) string {
+	if strings.HasPrefix(name, "}") {
+		return "\x00" + name
+	}
+	return name
+}
+
+// untagged is the name whose keys carry tag (tagged's inverse).
+func untagged(tag string) string {
+	if rest, ok := strings.CutPrefix(tag, "\x00"); ok && strings.HasPrefix(rest, "}") {
+		return rest
+	}
+	return tag
 }
 
 // ReusedKeys is Keys for a caller that locks name again and again

@@ -133,3 +133,49 @@ func permError(err error) error {
 	}
 	return e
 }
+
+// Permanent reports whether err is one no retry can fix: an ACL refusal
+// (*PermissionError), a wrong or missing password (WRONGPASS, NOAUTH), a
+// command the server does not know (a Redis too old for what the client
+// was told to use), or keys of one call in different Cluster slots. A caller that waits for a lock stops on it.
+func Permanent(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *PermissionError
+	if errors.As(err, &pe) {
+		return true
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	// CROSSSLOT: the keys of one call are in different Cluster slots, as
+	// they stay for that name.
+	for _, p := range []string{"WRONGPASS", "NOAUTH", "NOPERM", "ERR unknown command", "ERR unknown subcommand", "CROSSSLOT"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// released is a release script's outcome. A script stops at the first
+// command the user may not run, and every release script publishes its
+// wake-up message last, after the lock is gone: refused PUBLISH means
+// released, with waiters left to their fallback timers. It is counted
+// (WakeLost), not reported as a failed release.
+func (n *Node) released(v int64, err error) (bool, error) {
+	var pe *PermissionError
+	if errors.As(err, &pe) && pe.Command == "publish" {
+		n.wakeLost.Add(1)
+		return true, nil
+	}
+	return v == 1, err
+}
+
+// WakeLost returns how many releases on this node had their wake-up
+// message refused (the Redis user lacks +publish) since the last call, and
+// starts the count again.
+func (n *Node) WakeLost() int64 { return n.wakeLost.Swap(0) }

@@ -3,7 +3,12 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/internal/multilock"
@@ -72,12 +77,24 @@ func (t *Tools) TTL() time.Duration { return t.cfg.TTL }
 // quorum in 2 to 3 of 30 hand-overs). Give the operator's client an attempt
 // timeout at least as long as the services'. The tombstones expire by
 // themselves if this client goes away between the steps.
+//
+// by is at most MaxBy bytes of printable text (no control character).
 func (t *Tools) ForceUnlock(ctx context.Context, name, by string) (int, error) {
+	return t.ForceUnlockVia(ctx, name, by, "")
+}
+
+// MaxBy is the longest by ForceUnlock records, in bytes.
+const MaxBy = 256
+
+// ForceUnlockVia is ForceUnlock that also records where the force came from
+// as the tool knows it (via, e.g. "console 10.0.0.5:51234"), apart from by,
+// which is what the operator typed (node.Forced.Via and By).
+func (t *Tools) ForceUnlockVia(ctx context.Context, name, by, via string) (int, error) {
 	if name == "" {
 		return 0, errors.New("quorumlock: empty lock name")
 	}
-	if by == "" {
-		return 0, errors.New("quorumlock: ForceUnlock needs who does it (by), e.g. an operator's login; it is recorded next to the lock")
+	if err := CheckBy(by); err != nil {
+		return 0, err
 	}
 	settle := t.cfg.AttemptTimeout
 	hold := settle + 2*t.cfg.ReleaseTimeout + time.Second
@@ -98,7 +115,7 @@ func (t *Tools) ForceUnlock(ctx context.Context, name, by string) (int, error) {
 	}
 	each(ctx, func(ctx context.Context, i int, n *node.Node) error {
 		var err error
-		removed[i], err = n.ForceRelease(ctx, name, node.Force{By: by, Hold: hold})
+		removed[i], err = n.ForceRelease(ctx, name, node.Force{By: by, Via: via, Hold: hold})
 		return err
 	})
 	// Not cut short by ctx: ending the tombstones early is what must not
@@ -112,4 +129,19 @@ func (t *Tools) ForceUnlock(ctx context.Context, name, by string) (int, error) {
 		}
 	}
 	return count, oneline.Join(errs...)
+}
+
+// CheckBy says what is wrong with a force-unlock's by: empty, longer than
+// MaxBy bytes, or holding a control character (which could rewrite an
+// operator's terminal, or pass for the record's own fields).
+func CheckBy(by string) error {
+	switch {
+	case strings.TrimSpace(by) == "":
+		return errors.New("quorumlock: ForceUnlock needs who does it (by), e.g. an operator's login; it is recorded next to the lock")
+	case len(by) > MaxBy:
+		return fmt.Errorf("quorumlock: ForceUnlock's by is %d bytes, above the limit of %d: give a login or a short name", len(by), MaxBy)
+	case !utf8.ValidString(by) || strings.ContainsFunc(by, unicode.IsControl):
+		return fmt.Errorf("quorumlock: ForceUnlock's by %s holds a control character or invalid UTF-8: give printable text", strconv.Quote(by))
+	}
+	return nil
 }
