@@ -19,6 +19,7 @@ var (
 	flagFaults   = flag.String("sim.faults", "", "TestCell: replay this JSON fault list (as printed by a shrink) instead of the scenario's plan")
 	flagShrink   = flag.Bool("sim.shrink", true, "TestCell: shrink a failing run's fault list")
 	flagWorkload = flag.String("sim.workload", "", "TestCell: the workload (lock kind) the workers run; default mutex")
+	flagTrace    = flag.String("sim.want-trace", "", "TestCell: the trace hash the run must have (a replay: the hash a failing run printed)")
 )
 
 // row is one run in the matrix JSON's shape (what the mutants runner reads).
@@ -35,6 +36,7 @@ type row struct {
 	Contested         int     `json:"contested"`
 	WallMs            int64   `json:"wall_ms"`
 	Replay            string  `json:"replay"`
+	Trace             string  `json:"trace"`
 	Faults            []Fault `json:"faults,omitempty"`
 }
 
@@ -77,6 +79,9 @@ func TestCell(t *testing.T) {
 		r := rowOf(c, v, time.Since(start))
 		rows = append(rows, r)
 		t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
+		if *flagTrace != "" && *flagTrace != v.Trace.String() {
+			t.Errorf("trace %v, want %s: the replay did not run as the run it replays", v.Trace, *flagTrace)
+		}
 		if !v.Bug() {
 			continue
 		}
@@ -85,7 +90,7 @@ func TestCell(t *testing.T) {
 			small := Shrink(t, c, v.Faults)
 			b, _ := json.Marshal(small)
 			rows[len(rows)-1].Faults = small
-			t.Errorf("shrunk to %d of %d faults: %s\nreplay: %s -sim.faults='%s'", len(small), len(v.Faults), faultList(small), r.Replay, b)
+			t.Errorf("shrunk to %d of %d faults: %s\nreplay: %s -sim.faults='%s'", len(small), len(v.Faults), faultList(small), ReplayCommand(c), b)
 		}
 		return
 	}
@@ -95,7 +100,7 @@ func rowOf(c Cell, v Verdict, wall time.Duration) row {
 	return row{Mode: c.modeName(), Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
 		Verdict: string(v.Result.Verdict), VerdictNote: v.Result.VerdictNote, KeysWithoutExpiry: len(v.Stray),
 		Broken: v.Result.Broken, Acquisitions: v.Report.Acquires.Ok, Contested: v.Report.Contested,
-		WallMs: wall.Milliseconds(), Replay: ReplayCommand(c)}
+		WallMs: wall.Milliseconds(), Replay: ReplayCommand(c) + " -sim.want-trace=" + v.Trace.String(), Trace: v.Trace.String()}
 }
 
 func faultList(fs []Fault) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // Cell is one simulated run: a catalog mode under a scenario's faults.
@@ -96,6 +97,9 @@ type Outcome struct {
 	Wall time.Duration
 	// Invariant is what the RedLock invariant's check found.
 	Invariant Invariant
+	// Trace is the hash of the run's event trace: the same for two runs
+	// that did the same thing.
+	Trace TraceHash
 }
 
 // env is a running simulation.
@@ -160,6 +164,7 @@ func Simulate(c Cell) (Outcome, error) {
 		return Outcome{}, err
 	}
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(history.NewClock())}
+	e.nw.trace = newTrace()
 	e.rec.SetMeta("mode", c.Mode.ID)
 	e.rec.SetMeta("workload", string(c.kind()))
 	e.rec.SetMeta("scenario", c.Scenario)
@@ -257,7 +262,8 @@ func Simulate(c Cell) (Outcome, error) {
 	// second until the pool is closed; let those see the close (virtual
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
-	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result()}, err
+	h := e.rec.History()
+	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h)}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
@@ -276,9 +282,13 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		}
 		clients = append(clients, cl)
 	}
+	// The client's id and its retries' jitter come from the seed, and
+	// its label is its name (not host:pid): a replay sends the same bytes.
+	opts := []quorum.Option{quorum.WithLabel(e.workerName(w)),
+		quorum.WithRandom(rand.NewPCG(e.c.Seed, streamID("client", e.workerName(w))))}
 	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
-		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w,
+		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w, Options: opts,
 	})
 	// The RedLock invariant watches the leases of one plain lock name:
 	// the mutex, renewed and reentrant workloads'. The other kinds' keys
