@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,11 @@ func TestCell(t *testing.T) {
 		t.Skip("needs -sim.mode and -sim.scenario")
 	}
 	m := mode(t, *flagMode)
+	// One processor: goroutines woken at one virtual instant then run one
+	// at a time in the order the runtime queued them, not in parallel in
+	// an order the machine's load picks, so that a seed replays its run
+	// (TestReplaySameTrace). The cell is a process of its own.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var faults []Fault
 	if *flagFaults != "" {
 		if err := json.Unmarshal([]byte(*flagFaults), &faults); err != nil {
