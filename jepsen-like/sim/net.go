@@ -250,17 +250,11 @@ func (n *Net) fate(client, node string, up bool, msg []byte) (drop bool, delay t
 // Go scheduler picks, and a replay must give each message its delay
 // whatever that order.
 func (n *Net) drawLocked(client, node string, up bool, msg []byte) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(client))
-	h.Write([]byte{0})
-	h.Write([]byte(node))
+	h := fnvByte(fnvString(fnvByte(fnvString(fnvOffset, client), 0), node), 0)
 	if up {
-		h.Write([]byte{1})
-	} else {
-		h.Write([]byte{2})
+		h = fnvByte(h, 1)
 	}
-	h.Write(msg)
-	k := h.Sum64()
+	k := fnvBytes(h, msg)
 	i := n.sent[k]
 	n.sent[k] = i + 1
 	return mix(n.seed ^ mix(k+uint64(i)))

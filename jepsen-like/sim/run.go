@@ -163,7 +163,8 @@ func Simulate(c Cell) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(history.NewClock())}
+	clock := newStampClock()
+	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(clock)}
 	e.nw.trace = newTrace()
 	e.rec.SetMeta("mode", c.Mode.ID)
 	e.rec.SetMeta("workload", string(c.kind()))
@@ -263,7 +264,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
 	h := e.rec.History()
-	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h)}, err
+	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock)}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
