@@ -14,12 +14,13 @@ import (
 )
 
 var (
-	flagSeeds    = flag.Int("sim.seeds", 1, "TestCell: how many seeds to run, from -sim.seed on, stopping at the first failing one")
+	flagSeeds    = flag.Int("sim.seeds", 1, "TestCell: how many seeds to run, from -sim.seed on, stopping at the first failing one unless -sim.keep-going")
 	flagDuration = flag.Duration("sim.duration", 10*time.Second, "TestCell: virtual duration of each run")
 	flagJSON     = flag.String("sim.json", "", "TestCell: write the runs' rows here (the matrix's JSON shape)")
 	flagFaults   = flag.String("sim.faults", "", "TestCell: replay this JSON fault list (as printed by a shrink) instead of the scenario's plan")
 	flagShrink   = flag.Bool("sim.shrink", true, "TestCell: shrink a failing run's fault list")
 	flagWorkload = flag.String("sim.workload", "", "TestCell: the workload (lock kind) the workers run; default mutex")
+	flagGoOn     = flag.Bool("sim.keep-going", false, "TestCell: run every seed, also after a failing one (the mutants runner's kill rate)")
 	flagTrace    = flag.String("sim.want-trace", "", "TestCell: the trace hash the run must have (a replay: the hash a failing run printed)")
 )
 
@@ -92,6 +93,9 @@ func TestCell(t *testing.T) {
 			continue
 		}
 		t.Errorf("FAILED: %v\nreplay: %s", v, r.Replay)
+		if *flagGoOn {
+			continue
+		}
 		if *flagShrink && len(v.Faults) > 1 {
 			small := Shrink(t, c, v.Faults)
 			b, _ := json.Marshal(small)
