@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
@@ -21,6 +22,7 @@ var (
 	flagShrink   = flag.Bool("sim.shrink", true, "TestCell: shrink a failing run's fault list")
 	flagWorkload = flag.String("sim.workload", "", "TestCell: the workload (lock kind) the workers run; default mutex")
 	flagGoOn     = flag.Bool("sim.keep-going", false, "TestCell: run every seed, also after a failing one (the mutants runner's kill rate)")
+	flagReport   = flag.String("sim.report", "", "TestCell: write each run's report row and history as PREFIX-<run>.json and .history (report.ReadDir merges them)")
 	flagTrace    = flag.String("sim.want-trace", "", "TestCell: the trace hash the run must have (a replay: the hash a failing run printed)")
 )
 
@@ -85,6 +87,11 @@ func TestCell(t *testing.T) {
 		v := Run(t, c)
 		r := rowOf(c, v, time.Since(start))
 		rows = append(rows, r)
+		if *flagReport != "" {
+			if err := writeReport(fmt.Sprintf("%s-%04d", *flagReport, i), c, v, r.Replay); err != nil {
+				t.Error(err)
+			}
+		}
 		t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
 		if *flagTrace != "" && *flagTrace != v.Trace.String() {
 			t.Errorf("trace %v, want %s: the replay did not run as the run it replays", v.Trace, *flagTrace)
@@ -104,6 +111,25 @@ func TestCell(t *testing.T) {
 		}
 		return
 	}
+}
+
+// writeReport writes run v of c as the matrix's report row (with the
+// replay and its trace hash) to base.json and its history beside it.
+func writeReport(base string, c Cell, v Verdict, replay string) error {
+	res := v.Result
+	res.Replay = replay
+	f, err := os.Create(base + ".json")
+	if err != nil {
+		return err
+	}
+	if err := (report.Matrix{Seed: int64(c.Seed), Results: []report.Result{res}}).WriteJSON(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return v.History.Save(base + report.HistorySuffix)
 }
 
 func rowOf(c Cell, v Verdict, wall time.Duration) row {
