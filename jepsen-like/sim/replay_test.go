@@ -41,26 +41,18 @@ func TestReplaySameTrace(t *testing.T) {
 		differ []string
 	)
 	t.Run("cells", func(t *testing.T) {
-		for _, qc := range quickCells {
-			name := qc.mode + "/" + qc.scenario
-			if qc.workload != "" {
-				name += "/" + string(qc.workload)
+		eachQuickCell(t, 2*time.Second, func(t *testing.T, name string, c Cell) {
+			first, second := runCellProcess(t, c), runCellProcess(t, c)
+			mu.Lock()
+			defer mu.Unlock()
+			if first.Trace == second.Trace {
+				same++
+				return
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				c := Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: 2 * time.Second}, Workload: qc.workload}
-				first, second := runCellProcess(t, c), runCellProcess(t, c)
-				mu.Lock()
-				defer mu.Unlock()
-				if first.Trace == second.Trace {
-					same++
-					return
-				}
-				differ = append(differ, name)
-				t.Logf("trace %s, then %s (acquisitions %d, then %d)\nreplay: %s",
-					first.Trace, second.Trace, first.Acquisitions, second.Acquisitions, ReplayCommand(c))
-			})
-		}
+			differ = append(differ, name)
+			t.Logf("trace %s, then %s (acquisitions %d, then %d)\nreplay: %s",
+				first.Trace, second.Trace, first.Acquisitions, second.Acquisitions, ReplayCommand(c))
+		})
 	})
 	t.Logf("%d of %d quick cells replayed with the same trace hash; not: %v", same, len(quickCells), differ)
 	switch {
