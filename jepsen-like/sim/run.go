@@ -369,13 +369,14 @@ func (e *env) inject(i int, f Fault) {
 		return
 	}
 	name := fmt.Sprintf("%s#%d", f.Kind, i)
-	holder := -1
+	holder, release := -1, func() {}
 	if f.Held {
 		var ok bool
-		holder, ok = e.gates.catch(e.ctx, f)
+		holder, release, ok = e.gates.catch(e.ctx)
 		if !ok {
 			return
 		}
+		defer release()
 	}
 	if f.Kind == ClientHold {
 		name = checker.HeldSection
@@ -392,9 +393,15 @@ func (e *env) inject(i int, f Fault) {
 	heal := e.apply(f, holder)
 	e.watch.check()
 	switch {
-	case f.Held:
+	case f.Held && f.Hold > f.D:
 		// The fault lasts while the holder is held (D), or Hold if longer.
-		time.Sleep(max(f.D, f.Hold))
+		time.Sleep(f.D)
+		release()
+		time.Sleep(f.Hold - f.D)
+	case f.Held:
+		// Heal, then let the holder go (the deferred release): at one
+		// instant, in that order, not in the scheduler's.
+		time.Sleep(f.D)
 	default:
 		time.Sleep(f.Hold)
 	}
@@ -563,10 +570,11 @@ func (e *env) stallFault(i int, f Fault) {
 	held := make(chan struct{})
 	go func() {
 		defer close(held)
-		if _, ok := e.gates.catch(e.ctx, h); ok {
+		if _, release, ok := e.gates.catch(e.ctx); ok {
 			e.rec.NemesisStart(checker.HeldSection).Ok()
 			time.Sleep(h.D)
 			e.rec.NemesisEnd(checker.HeldSection).Ok()
+			release()
 		}
 	}()
 	time.Sleep(f.D)
@@ -614,29 +622,33 @@ type gates struct {
 }
 
 type catcher struct {
-	d      time.Duration
-	caught chan int
+	caught  chan int
+	release chan struct{} // closed when the worker may go on
 }
 
-// catch waits until a worker passes its gate and holds it there for f.D;
-// it returns the worker.
-func (g *gates) catch(ctx context.Context, f Fault) (int, bool) {
-	c := &catcher{d: f.D, caught: make(chan int, 1)}
+// catch waits until a worker passes its gate and holds it there until
+// release is called (or the run ends); it returns the worker. The fault
+// releases the worker itself, not a timer of the gate's: a heal and the
+// worker's next step at one instant then happen in that order.
+func (g *gates) catch(ctx context.Context) (int, func(), bool) {
+	c := &catcher{caught: make(chan int, 1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(c.release) }) }
 	g.mu.Lock()
 	g.waiting = append(g.waiting, c)
 	g.mu.Unlock()
 	select {
 	case w := <-c.caught:
-		return w, true
+		return w, release, true
 	case <-ctx.Done():
 		g.mu.Lock()
 		g.waiting = slices.DeleteFunc(g.waiting, func(x *catcher) bool { return x == c })
 		g.mu.Unlock()
 		select {
 		case w := <-c.caught:
-			return w, true
+			return w, release, true
 		default:
-			return 0, false
+			return 0, release, false
 		}
 	}
 }
@@ -658,10 +670,8 @@ func (g gate) Wait(ctx context.Context) error {
 	g.g.waiting = g.g.waiting[1:]
 	g.g.mu.Unlock()
 	c.caught <- g.w
-	t := time.NewTimer(c.d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-c.release:
 	case <-ctx.Done():
 	}
 	return nil
