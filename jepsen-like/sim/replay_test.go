@@ -15,7 +15,11 @@ import (
 
 // replayFloor holds how many quick cells must replay with the same trace
 // hash: the last committed count. The test fails below it, so the count
-// can only go up; raise it when the test says so.
+// can only go up; raise it when the test says so. The count moves by a
+// few between runs (Go's runtime still picks among ready select cases at
+// random, and a loaded machine preempts goroutines on the wall clock), so
+// the floor sits a little under the counts seen: 19 to 21 of 25 on a
+// loaded 2-core machine.
 const replayFloor = "testdata/replay-floor"
 
 // TestReplaySameTrace runs every quick cell twice with one seed, each run
