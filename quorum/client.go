@@ -75,6 +75,7 @@ type config struct {
 	labelSet       bool
 	dialCheck      time.Duration // WithDialCheck (dialcheck.go); 0: off
 	functions      int8          // WithFunctions (functions.go): 0 unset, 1 on, -1 off
+	random         *lockedRand   // WithRandom (random.go); nil: the default sources
 }
 
 // Option configures a Client.
@@ -234,7 +235,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, id: newClientID(), label: label, workers: multilock.NewWorkers(256)}
+	c := &Client{cfg: cfg, id: newClientID(cfg.random), label: label, workers: multilock.NewWorkers(256)}
 	seenClient := map[redis.UniversalClient]int{}
 	seenName := map[string]int{}
 	for i, rc := range clients {

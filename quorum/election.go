@@ -387,7 +387,7 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 	)
 	for {
 		info, err := e.Leader(ctx)
-		next := jitter(e.c.cfg.retryInterval)
+		next := e.c.jitter(e.c.cfg.retryInterval)
 		var ch LeaderChange
 		send := false
 		switch {
@@ -488,7 +488,7 @@ func RunLeader(ctx context.Context, e *Election, value string, fn func(ctx conte
 			}
 			// Elected but the value could not be published (nodes
 			// failing): try again after a pause.
-			pause := time.NewTimer(jitter(e.c.cfg.retryInterval))
+			pause := time.NewTimer(e.c.jitter(e.c.cfg.retryInterval))
 			select {
 			case <-pause.C:
 			case <-ctx.Done():

@@ -307,9 +307,9 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 				// Too few nodes answered: take a ticket again, soon the
 				// first time (a slow moment), then at the retry interval.
 				noTicket++
-				delay := splitBackoff()
+				delay := c.splitBackoff()
 				if noTicket > 1 {
-					delay = jitter(c.cfg.retryInterval)
+					delay = c.jitter(c.cfg.retryInterval)
 				}
 				if cerr := f.sleep(ctx, signal, delay); cerr != nil {
 					return nil, withCtxErr(ctx, err)
@@ -356,7 +356,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			w = nil
 			continue
 		}
-		delay := min(jitter(c.cfg.retryInterval), max(f.queueTimeout()/3, time.Millisecond))
+		delay := min(c.jitter(c.cfg.retryInterval), max(f.queueTimeout()/3, time.Millisecond))
 		if !subscribed {
 			// A wake-up sent before the subscription held was not heard:
 			// once it holds, try again at once.
@@ -370,7 +370,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			// quorum is not probed hundreds of times a second; the
 			// release wakes the first waiter at once.
 			splits++
-			wait = splitBackoff() << min(splits-1, 10)
+			wait = c.splitBackoff() << min(splits-1, 10)
 		} else {
 			splits = 0
 		}

@@ -68,9 +68,13 @@ func clientLabel(cfg config) (string, error) {
 // strings (28 bytes and less keeps a held lock within 1.2× a bare SET NX
 // lock's memory; see docs/performance.md). 96 bits make two clients with
 // one id as likely as 2^-33 among 2^32 clients.
-func newClientID() string {
+func newClientID(src *lockedRand) string {
 	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (it crashes the program instead)
+	if src != nil {
+		src.read(b[:])
+	} else {
+		_, _ = rand.Read(b[:]) // never fails (it crashes the program instead)
+	}
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -325,10 +324,6 @@ func givesUp(ctx context.Context, err error) (bool, error) {
 	return !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrClosed) || errors.Is(err, ErrPermanent), err
 }
 
-func splitBackoff() time.Duration {
-	return 500*time.Microsecond + rand.N(5*time.Millisecond)
-}
-
 // TryLock tries once, on every node in parallel, and returns a lease or an
 // *Error wrapping ErrNotObtained (with per-node detail). It never waits for
 // the lock; it takes at most the attempt timeout.
@@ -412,7 +407,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 				continue
 			}
 		}
-		delay := jitter(m.c.cfg.retryInterval)
+		delay := m.c.jitter(m.c.cfg.retryInterval)
 		switch {
 		case wait < 0:
 			// Some nodes granted, too few. A split vote between
@@ -423,7 +418,7 @@ func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 			// in a row, up to the retry interval. Its rollback tells no
 			// waiter (multilock.Rollbacker), so nothing wakes this loop
 			// but a real unlock message, which also resets the back-off.
-			delay = min(splitBackoff()<<min(splits, 10), delay)
+			delay = min(m.c.splitBackoff()<<min(splits, 10), delay)
 			splits++
 		case wait > 0 && wait < delay:
 			delay = wait
@@ -484,12 +479,4 @@ func (m *Mutex) readyWant() int {
 		return len(m.c.nodes) * len(m.names) // names are not told apart here: wait for all
 	}
 	return m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)) + 1
-}
-
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	// ±20%
-	return d*8/10 + rand.N(d*4/10+1)
 }

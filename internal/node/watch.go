@@ -311,6 +311,10 @@ func (s *subscriber) reconcile() {
 			}
 		}
 		s.mu.Unlock()
+		// In a set order, not the maps': the same changes send the same
+		// commands (a simulation replays its run from a seed).
+		slices.Sort(sub)
+		slices.Sort(unsub)
 		ctx, cancel := context.WithTimeout(s.base, 2*time.Second)
 		if len(sub) > 0 {
 			if err := s.ps.Subscribe(ctx, sub...); err != nil {

@@ -39,6 +39,10 @@ type LockParams struct {
 	// Clients are the worker's own connections, one per lock node: every
 	// independent master in order, or the group's master for a group.
 	Clients []redis.UniversalClient
+	// Options are added to the quorum lock's own (the simulation gives
+	// each worker a seeded random source and a fixed label, so that a seed
+	// replays); other locks ignore them.
+	Options []quorum.Option
 }
 
 // LockFunc builds one worker's lock client. close releases what it made
@@ -185,6 +189,7 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 		if p.DriftFactor > 0 {
 			all = append(all, quorum.WithDriftFactor(p.DriftFactor))
 		}
+		all = append(all, p.Options...)
 		qc, err := quorum.New(p.Clients, all...)
 		if err != nil {
 			return nil, nil, err

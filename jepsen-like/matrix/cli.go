@@ -174,6 +174,29 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 	if err := m.WriteMarkdown(stdout); err != nil {
 		return err
 	}
+	errs := []error{WriteFiles(m, o, progress)}
+	fmt.Fprintf(progress, "%d cells in %v\n", len(m.Results), time.Since(start).Round(time.Second))
+
+	if runErr != nil {
+		errs = append(errs, runErr)
+	}
+	for _, e := range out.Errors {
+		errs = append(errs, fmt.Errorf("cell did not run: %w", e))
+	}
+	if bad := Failures(m); len(bad) > 0 {
+		var names []string
+		for _, r := range bad {
+			names = append(names, r.Mode+" × "+r.Scenario)
+		}
+		errs = append(errs, fmt.Errorf("%w: %d cells: %s", ErrViolation, len(bad), strings.Join(names, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// WriteFiles writes m to the files o asks for (--markdown, --json, --html,
+// the HTML's timelines beside it) and says so on progress; the
+// simulation's runner writes its report with it too.
+func WriteFiles(m report.Matrix, o Options, progress io.Writer) error {
 	var errs []error
 	for _, f := range []struct {
 		name  string
@@ -193,21 +216,6 @@ func Main(ctx context.Context, o Options, modes []Mode, scenarios []Scenario, st
 			continue
 		}
 		fmt.Fprintf(progress, "wrote %s\n", f.name)
-	}
-	fmt.Fprintf(progress, "%d cells in %v\n", len(m.Results), time.Since(start).Round(time.Second))
-
-	if runErr != nil {
-		errs = append(errs, runErr)
-	}
-	for _, e := range out.Errors {
-		errs = append(errs, fmt.Errorf("cell did not run: %w", e))
-	}
-	if bad := Failures(m); len(bad) > 0 {
-		var names []string
-		for _, r := range bad {
-			names = append(names, r.Mode+" × "+r.Scenario)
-		}
-		errs = append(errs, fmt.Errorf("%w: %d cells: %s", ErrViolation, len(bad), strings.Join(names, ", ")))
 	}
 	return errors.Join(errs...)
 }

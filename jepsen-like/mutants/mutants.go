@@ -327,6 +327,18 @@ type row struct {
 	VerdictNote       string `json:"verdict_note"`
 	KeysWithoutExpiry int    `json:"keys_without_expiry"`
 	Broken            string `json:"broken"`
+	// The simulation's rows: the run's seed, trace hash and replay.
+	Seed   uint64 `json:"seed"`
+	Trace  string `json:"trace"`
+	Replay string `json:"replay"`
+}
+
+// kill is why r caught the mutant ("" when it did not).
+func (r row) kill() string {
+	if (r.ExpectedSafe && r.Verdict == "refuted") || r.KeysWithoutExpiry > 0 {
+		return r.VerdictNote
+	}
+	return r.Broken
 }
 
 // runCell runs one cell; killed says why it caught the mutant ("" when
@@ -335,7 +347,7 @@ func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed s
 	js := filepath.Join(dir, "cell.json")
 	cmd := exec.CommandContext(ctx, bin, "chaos", "--quick", "--modes", c.Mode, "--scenarios", c.Scenario,
 		"--workloads", c.workload(), "--seed", fmt.Sprint(seed), "--json", js)
-	return judgeCell(cmd, dir, js, true)
+	return judgeCell(cmd, dir, js)
 }
 
 // runSimCell runs one cell in the simulation's test binary (TestCell)
@@ -346,44 +358,78 @@ func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds 
 	}
 	js := filepath.Join(dir, "cell.json")
 	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestCell$", "-sim.mode", c.Mode, "-sim.scenario", c.Scenario, "-sim.workload", c.workload(),
-		"-sim.seed", fmt.Sprint(max(seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.duration", "5s", "-sim.shrink=false", "-sim.json", js)
-	return judgeCell(cmd, dir, js, false)
+		"-sim.seed", fmt.Sprint(max(seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.duration", "5s", "-sim.shrink=false",
+		"-sim.keep-going", "-sim.json", js)
+	// The test binary fails for a reproduced expected-unsafe cell too:
+	// its exit says nothing the rows do not.
+	rows, runErr, out, err := runRows(cmd, dir, js)
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "", fmt.Errorf("the cell did not run (does the scenario apply to the mode?) (%v): %s", runErr, out)
+	}
+	// Every seed runs: the kill rate says how firmly the cell catches the
+	// mutant, and the first failing seed's trace hash and replay let one
+	// run it again.
+	var first *row
+	k := 0
+	for i, r := range rows {
+		if r.kill() != "" {
+			k++
+			if first == nil {
+				first = &rows[i]
+			}
+		}
+	}
+	if first == nil {
+		return "", nil
+	}
+	return fmt.Sprintf("killed in %d of %d seeds; seed %d, trace %s: %s; replay: %s", k, len(rows), first.Seed, first.Trace, first.kill(), first.Replay), nil
 }
 
-// judgeCell runs cmd in dir, which writes the cell's JSON report to js,
-// and reads it: killed is the note of the first row that caught the
-// mutant. exitMatters: a failed exit with no failing row is an error (the
-// lab exits 1 only for a failing row; the sim's test binary also fails
-// for a reproduced expected-unsafe cell, so its exit says nothing more).
-func judgeCell(cmd *exec.Cmd, dir, js string, exitMatters bool) (killed string, err error) {
+// runRows runs cmd in dir, which writes a cell's JSON report to js, and
+// returns the report's rows, the command's exit error and the end of its
+// output; err only when there is no report.
+func runRows(cmd *exec.Cmd, dir, js string) (rows []row, runErr error, out string, err error) {
 	_ = os.Remove(js)
 	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	runErr = cmd.Run()
+	out = tail(buf.String(), 400)
 	raw, err := os.ReadFile(js)
 	if err != nil {
-		return "", fmt.Errorf("no result (%v): %s", runErr, tail(out.String(), 400))
+		return nil, runErr, out, fmt.Errorf("no result (%v): %s", runErr, out)
 	}
 	var doc struct {
 		Results []row `json:"results"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, runErr, out, err
+	}
+	return doc.Results, runErr, out, nil
+}
+
+// judgeCell runs cmd in dir, which writes the cell's JSON report to js,
+// and reads it: killed is the note of the first row that caught the
+// mutant. A failed exit with no failing row is an error (the CLI exits 1
+// only for a failing row).
+func judgeCell(cmd *exec.Cmd, dir, js string) (killed string, err error) {
+	rows, runErr, out, err := runRows(cmd, dir, js)
+	if err != nil {
 		return "", err
 	}
-	for _, r := range doc.Results {
-		if (r.ExpectedSafe && r.Verdict == "refuted") || r.KeysWithoutExpiry > 0 {
-			return r.VerdictNote, nil
-		}
-		if r.Broken != "" {
-			return r.Broken, nil
+	for _, r := range rows {
+		if k := r.kill(); k != "" {
+			return k, nil
 		}
 	}
-	if exitMatters && runErr != nil {
-		return "", fmt.Errorf("chaos exited with %v and no failing row: %s", runErr, tail(out.String(), 400))
+	if runErr != nil {
+		return "", fmt.Errorf("chaos exited with %v and no failing row: %s", runErr, out)
 	}
-	if len(doc.Results) == 0 {
-		return "", fmt.Errorf("the cell did not run (does the scenario apply to the mode?) (%v): %s", runErr, tail(out.String(), 400))
+	if len(rows) == 0 {
+		return "", fmt.Errorf("the cell did not run (does the scenario apply to the mode?): %s", out)
 	}
 	return "", nil
 }

@@ -5,20 +5,25 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 var (
-	flagSeeds    = flag.Int("sim.seeds", 1, "TestCell: how many seeds to run, from -sim.seed on, stopping at the first failing one")
+	flagSeeds    = flag.Int("sim.seeds", 1, "TestCell: how many seeds to run, from -sim.seed on, stopping at the first failing one unless -sim.keep-going")
 	flagDuration = flag.Duration("sim.duration", 10*time.Second, "TestCell: virtual duration of each run")
 	flagJSON     = flag.String("sim.json", "", "TestCell: write the runs' rows here (the matrix's JSON shape)")
 	flagFaults   = flag.String("sim.faults", "", "TestCell: replay this JSON fault list (as printed by a shrink) instead of the scenario's plan")
 	flagShrink   = flag.Bool("sim.shrink", true, "TestCell: shrink a failing run's fault list")
 	flagWorkload = flag.String("sim.workload", "", "TestCell: the workload (lock kind) the workers run; default mutex")
+	flagGoOn     = flag.Bool("sim.keep-going", false, "TestCell: run every seed, also after a failing one (the mutants runner's kill rate)")
+	flagReport   = flag.String("sim.report", "", "TestCell: write each run's report row and history as PREFIX-<run>.json and .history (report.ReadDir merges them)")
+	flagTrace    = flag.String("sim.want-trace", "", "TestCell: the trace hash the run must have (a replay: the hash a failing run printed)")
 )
 
 // row is one run in the matrix JSON's shape (what the mutants runner reads).
@@ -35,6 +40,7 @@ type row struct {
 	Contested         int     `json:"contested"`
 	WallMs            int64   `json:"wall_ms"`
 	Replay            string  `json:"replay"`
+	Trace             string  `json:"trace"`
 	Faults            []Fault `json:"faults,omitempty"`
 }
 
@@ -53,6 +59,11 @@ func TestCell(t *testing.T) {
 		t.Skip("needs -sim.mode and -sim.scenario")
 	}
 	m := mode(t, *flagMode)
+	// One processor: goroutines woken at one virtual instant then run one
+	// at a time in the order the runtime queued them, not in parallel in
+	// an order the machine's load picks, so that a seed replays its run
+	// (TestReplaySameTrace). The cell is a process of its own.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var faults []Fault
 	if *flagFaults != "" {
 		if err := json.Unmarshal([]byte(*flagFaults), &faults); err != nil {
@@ -76,26 +87,56 @@ func TestCell(t *testing.T) {
 		v := Run(t, c)
 		r := rowOf(c, v, time.Since(start))
 		rows = append(rows, r)
+		if *flagReport != "" {
+			if err := writeReport(fmt.Sprintf("%s-%04d", *flagReport, i), c, v, r.Replay); err != nil {
+				t.Error(err)
+			}
+		}
 		t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
+		if *flagTrace != "" && *flagTrace != v.Trace.String() {
+			t.Errorf("trace %v, want %s: the replay did not run as the run it replays", v.Trace, *flagTrace)
+		}
 		if !v.Bug() {
 			continue
 		}
 		t.Errorf("FAILED: %v\nreplay: %s", v, r.Replay)
+		if *flagGoOn {
+			continue
+		}
 		if *flagShrink && len(v.Faults) > 1 {
 			small := Shrink(t, c, v.Faults)
 			b, _ := json.Marshal(small)
 			rows[len(rows)-1].Faults = small
-			t.Errorf("shrunk to %d of %d faults: %s\nreplay: %s -sim.faults='%s'", len(small), len(v.Faults), faultList(small), r.Replay, b)
+			t.Errorf("shrunk to %d of %d faults: %s\nreplay: %s -sim.faults='%s'", len(small), len(v.Faults), faultList(small), ReplayCommand(c), b)
 		}
 		return
 	}
+}
+
+// writeReport writes run v of c as the matrix's report row (with the
+// replay and its trace hash) to base.json and its history beside it.
+func writeReport(base string, c Cell, v Verdict, replay string) error {
+	res := v.Result
+	res.Replay = replay
+	f, err := os.Create(base + ".json")
+	if err != nil {
+		return err
+	}
+	if err := (report.Matrix{Seed: int64(c.Seed), Results: []report.Result{res}}).WriteJSON(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return v.History.Save(base + report.HistorySuffix)
 }
 
 func rowOf(c Cell, v Verdict, wall time.Duration) row {
 	return row{Mode: c.modeName(), Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
 		Verdict: string(v.Result.Verdict), VerdictNote: v.Result.VerdictNote, KeysWithoutExpiry: len(v.Stray),
 		Broken: v.Result.Broken, Acquisitions: v.Report.Acquires.Ok, Contested: v.Report.Contested,
-		WallMs: wall.Milliseconds(), Replay: ReplayCommand(c)}
+		WallMs: wall.Milliseconds(), Replay: ReplayCommand(c) + " -sim.want-trace=" + v.Trace.String(), Trace: v.Trace.String()}
 }
 
 func faultList(fs []Fault) string {

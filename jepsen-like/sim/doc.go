@@ -66,12 +66,37 @@
 // # Seeds, replay, shrinking
 //
 // A Cell is a mode, a scenario and a seed. The seed fixes the fault list
-// (the catalog scenario's Faults), the network's jitter and the workload's work and think times.
+// (the catalog scenario's Faults), the network's jitter, the workload's
+// work and think times, and each lock client's id and retry jitter
+// (quorum.WithRandom; its label is its worker's name, not host:pid).
 // A failing run prints its seed and the command that replays it
 // (ReplayCommand), and Shrink drops faults while the run still fails.
-// Virtual time makes timings exact, but the Go scheduler still chooses the
-// order of goroutines that are runnable at the same virtual instant, so a
-// replay is the same schedule, not always the same interleaving.
+//
+// Every run has a trace hash (Outcome.Trace, TraceHash): every message a
+// link delivers, every client command a node runs, and the history (each
+// lock call's return, each fault edge), with virtual timestamps. The events
+// of one virtual instant are hashed as a set, since goroutines woken at one
+// instant run in an order the Go scheduler picks; what they do to each
+// other shows in the replies and in later instants. SIM_TRACE=FILE writes
+// the events as text, to diff two runs. The printed replay carries the
+// hash (-sim.want-trace) and fails when the replay's differs.
+//
+// What keeps a seed's run the same: a message's jitter is a hash of the
+// seed, its link, its bytes and how many times these bytes went on that
+// link (not a draw from one generator in sending order, which goroutines
+// racing at one instant would reorder), and TestCell, the entry point of
+// `quorumlock chaos --sim` and of the mutants runner, runs on one processor
+// (GOMAXPROCS 1), so that goroutines woken at one instant run one at a
+// time in the order the runtime queued them. What is left is Go's runtime
+// (a select among several ready cases picks at random, maps iterate in a
+// random order, a goroutine that runs long is preempted on the wall clock;
+// the runtime's random seed is not ours to set) and a name made from a
+// pointer (the fair workload's dead waiter): a run that meets one can
+// diverge from there. TestReplaySameTrace runs every quick cell twice, each
+// in its own process, and fails when fewer replay with the same hash than
+// testdata/replay-floor says; `chaos --mutants --sim` runs every seed of a
+// cell and reports its kill rate. In-process runs (the package's other
+// tests) keep every processor, and replay less often.
 //
 // # What miniredis lacks, and how the simulation avoids it
 //

@@ -45,8 +45,8 @@ func (v Verdict) String() string {
 	if len(v.Stray) > 0 {
 		fmt.Fprintf(&b, "; keys without expiry: %v", v.Stray)
 	}
-	fmt.Fprintf(&b, " (acquisitions %d, contested %d, faults %d, wall %v + check %v)",
-		v.Report.Acquires.Ok, v.Report.Contested, len(v.Faults), v.Wall.Round(time.Millisecond), v.Check.Round(time.Millisecond))
+	fmt.Fprintf(&b, " (acquisitions %d, contested %d, faults %d, trace %v, wall %v + check %v)",
+		v.Report.Acquires.Ok, v.Report.Contested, len(v.Faults), v.Trace, v.Wall.Round(time.Millisecond), v.Check.Round(time.Millisecond))
 	return b.String()
 }
 

@@ -49,7 +49,7 @@ type Link struct {
 // testing/synctest bubble all of it runs on the bubble's virtual clock.
 type Net struct {
 	mu    sync.Mutex
-	rng   *rand.Rand
+	sent  map[uint64]uint32 // how often each message was sent on its link (jitter)
 	nodes map[string]*Node
 	alias map[string]func() string // group name → current master's name
 	links map[[2]string]Link       // {client, node}
@@ -60,6 +60,8 @@ type Net struct {
 	// baseMin and baseMax bound a link's base delay (0, 0: links are
 	// instant unless a fault delays them).
 	baseMin, baseMax time.Duration
+	// trace records every delivery (nil: not traced).
+	trace *trace
 }
 
 // Base delay of a link, drawn per link from the seed: loopback-to-LAN
@@ -77,7 +79,7 @@ const (
 // whatever order links are first used in).
 func NewNet(seed uint64) *Net {
 	return &Net{
-		rng:     rand.New(rand.NewPCG(seed, 0x6e6574)),
+		sent:    map[uint64]uint32{},
 		nodes:   map[string]*Node{},
 		alias:   map[string]func() string{},
 		links:   map[[2]string]Link{},
@@ -220,9 +222,9 @@ func (n *Net) closeConns(match func(c *conn) bool) {
 	}
 }
 
-// fate decides what happens to a message from client to node (up) or back:
+// fate decides what happens to msg from client to node (up) or back:
 // dropped, or delivered after a delay.
-func (n *Net) fate(client, node string, up bool) (drop bool, delay time.Duration) {
+func (n *Net) fate(client, node string, up bool, msg []byte) (drop bool, delay time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l := n.links[[2]string{client, node}]
@@ -235,9 +237,45 @@ func (n *Net) fate(client, node string, up bool) (drop bool, delay time.Duration
 	b := n.baseLocked(client, node)
 	delay = b.Delay + l.Delay + a.Delay
 	if j := b.Jitter + l.Jitter + a.Jitter; j > 0 {
-		delay += time.Duration(n.rng.Int64N(int64(j) + 1))
+		delay += time.Duration(n.drawLocked(client, node, up, msg) % uint64(j+1))
 	}
 	return drop, delay
+}
+
+// drawLocked is the jitter draw of msg: a hash of the seed, the link's
+// direction, the message's bytes and how many times these bytes were sent
+// on it before. Not a draw from one generator in sending order: goroutines
+// that send at the same virtual instant (a client's fan-out, its
+// background label renewal beside a pub/sub command) send in an order the
+// Go scheduler picks, and a replay must give each message its delay
+// whatever that order.
+func (n *Net) drawLocked(client, node string, up bool, msg []byte) uint64 {
+	h := fnvByte(fnvString(fnvByte(fnvString(fnvOffset, client), 0), node), 0)
+	if up {
+		h = fnvByte(h, 1)
+	}
+	k := fnvBytes(h, msg)
+	i := n.sent[k]
+	n.sent[k] = i + 1
+	return mix(n.seed ^ mix(k+uint64(i)))
+}
+
+// mix is SplitMix64's finaliser: spreads a key over 64 bits.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// streamID names one of the seed's random streams: a hash of its parts.
+func streamID(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
 }
 
 // unlockFate decides what happens to a pub/sub message from node to
@@ -342,7 +380,7 @@ func (h *half) send(p []byte) (int, error) {
 	if h.isShut() {
 		return 0, net.ErrClosed
 	}
-	drop, delay := h.c.net.fate(h.c.client, h.c.node, h.up)
+	drop, delay := h.c.net.fate(h.c.client, h.c.node, h.up, p)
 	if !h.up && !drop && isPubSubMessage(p) {
 		lost, more := h.c.net.unlockFate(h.c.client, h.c.node)
 		if lost {
@@ -413,6 +451,11 @@ func (h *half) deliverLocked(msg []byte) {
 	if h.isShut() {
 		return
 	}
+	dir := "down"
+	if h.up {
+		dir = "up"
+	}
+	h.c.net.trace.event(dir, msg, h.c.client, h.c.node)
 	h.buf = append(h.buf, msg...)
 	select {
 	case h.ready <- struct{}{}:

@@ -443,6 +443,7 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 	m.SetTime(n.setAt)
 	g := n.group
 	n.mu.Unlock()
+	n.net.trace.command(n.name, cmd, args)
 	effects := lr != nil && isScript(cmd)
 	if g != nil && g.hook(n, p, cmd, args, effects) {
 		return true

@@ -18,6 +18,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // Cell is one simulated run: a catalog mode under a scenario's faults.
@@ -96,6 +97,9 @@ type Outcome struct {
 	Wall time.Duration
 	// Invariant is what the RedLock invariant's check found.
 	Invariant Invariant
+	// Trace is the hash of the run's event trace: the same for two runs
+	// that did the same thing.
+	Trace TraceHash
 }
 
 // env is a running simulation.
@@ -159,7 +163,9 @@ func Simulate(c Cell) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(history.NewClock())}
+	clock := newStampClock()
+	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(clock)}
+	e.nw.trace = newTrace()
 	e.rec.SetMeta("mode", c.Mode.ID)
 	e.rec.SetMeta("workload", string(c.kind()))
 	e.rec.SetMeta("scenario", c.Scenario)
@@ -257,7 +263,8 @@ func Simulate(c Cell) (Outcome, error) {
 	// second until the pool is closed; let those see the close (virtual
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
-	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result()}, err
+	h := e.rec.History()
+	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock)}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
@@ -276,9 +283,13 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 		}
 		clients = append(clients, cl)
 	}
+	// The client's id and its retries' jitter come from the seed, and
+	// its label is its name (not host:pid): a replay sends the same bytes.
+	opts := []quorum.Option{quorum.WithLabel(e.workerName(w)),
+		quorum.WithRandom(rand.NewPCG(e.c.Seed, streamID("client", e.workerName(w))))}
 	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
-		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w,
+		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w, Options: opts,
 	})
 	// The RedLock invariant watches the leases of one plain lock name:
 	// the mutex, renewed and reentrant workloads'. The other kinds' keys
@@ -358,13 +369,14 @@ func (e *env) inject(i int, f Fault) {
 		return
 	}
 	name := fmt.Sprintf("%s#%d", f.Kind, i)
-	holder := -1
+	holder, release := -1, func() {}
 	if f.Held {
 		var ok bool
-		holder, ok = e.gates.catch(e.ctx, f)
+		holder, release, ok = e.gates.catch(e.ctx)
 		if !ok {
 			return
 		}
+		defer release()
 	}
 	if f.Kind == ClientHold {
 		name = checker.HeldSection
@@ -381,9 +393,15 @@ func (e *env) inject(i int, f Fault) {
 	heal := e.apply(f, holder)
 	e.watch.check()
 	switch {
-	case f.Held:
+	case f.Held && f.Hold > f.D:
 		// The fault lasts while the holder is held (D), or Hold if longer.
-		time.Sleep(max(f.D, f.Hold))
+		time.Sleep(f.D)
+		release()
+		time.Sleep(f.Hold - f.D)
+	case f.Held:
+		// Heal, then let the holder go (the deferred release): at one
+		// instant, in that order, not in the scheduler's.
+		time.Sleep(f.D)
 	default:
 		time.Sleep(f.Hold)
 	}
@@ -552,10 +570,11 @@ func (e *env) stallFault(i int, f Fault) {
 	held := make(chan struct{})
 	go func() {
 		defer close(held)
-		if _, ok := e.gates.catch(e.ctx, h); ok {
+		if _, release, ok := e.gates.catch(e.ctx); ok {
 			e.rec.NemesisStart(checker.HeldSection).Ok()
 			time.Sleep(h.D)
 			e.rec.NemesisEnd(checker.HeldSection).Ok()
+			release()
 		}
 	}()
 	time.Sleep(f.D)
@@ -603,29 +622,33 @@ type gates struct {
 }
 
 type catcher struct {
-	d      time.Duration
-	caught chan int
+	caught  chan int
+	release chan struct{} // closed when the worker may go on
 }
 
-// catch waits until a worker passes its gate and holds it there for f.D;
-// it returns the worker.
-func (g *gates) catch(ctx context.Context, f Fault) (int, bool) {
-	c := &catcher{d: f.D, caught: make(chan int, 1)}
+// catch waits until a worker passes its gate and holds it there until
+// release is called (or the run ends); it returns the worker. The fault
+// releases the worker itself, not a timer of the gate's: a heal and the
+// worker's next step at one instant then happen in that order.
+func (g *gates) catch(ctx context.Context) (int, func(), bool) {
+	c := &catcher{caught: make(chan int, 1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(c.release) }) }
 	g.mu.Lock()
 	g.waiting = append(g.waiting, c)
 	g.mu.Unlock()
 	select {
 	case w := <-c.caught:
-		return w, true
+		return w, release, true
 	case <-ctx.Done():
 		g.mu.Lock()
 		g.waiting = slices.DeleteFunc(g.waiting, func(x *catcher) bool { return x == c })
 		g.mu.Unlock()
 		select {
 		case w := <-c.caught:
-			return w, true
+			return w, release, true
 		default:
-			return 0, false
+			return 0, release, false
 		}
 	}
 }
@@ -647,10 +670,8 @@ func (g gate) Wait(ctx context.Context) error {
 	g.g.waiting = g.g.waiting[1:]
 	g.g.mu.Unlock()
 	c.caught <- g.w
-	t := time.NewTimer(c.d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-c.release:
 	case <-ctx.Done():
 	}
 	return nil

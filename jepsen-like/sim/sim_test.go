@@ -63,7 +63,9 @@ var quickCells = []struct {
 	{"multilock-3", "clock-jump", workload.Renewed},
 }
 
-func TestQuickCells(t *testing.T) {
+// eachQuickCell runs f on every quick cell, d of virtual time with seed
+// -sim.seed, in parallel subtests named after the cells.
+func eachQuickCell(t *testing.T, d time.Duration, f func(t *testing.T, name string, c Cell)) {
 	for _, qc := range quickCells {
 		name := qc.mode + "/" + qc.scenario
 		if qc.workload != "" {
@@ -71,20 +73,25 @@ func TestQuickCells(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c := Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: 4 * time.Second}, Workload: qc.workload}
-			v := Run(t, c)
-			t.Log(v)
-			if v.Report.Acquires.Ok == 0 {
-				t.Fatalf("no acquisitions: %v", v)
-			}
-			switch {
-			case v.Bug():
-				t.Errorf("fails as the matrix would fail it: %v\nreplay: %s", v, ReplayCommand(c))
-			case !v.Result.ExpectedSafe && !v.Reproduced():
-				t.Errorf("expected unsafe, not reproduced: %v\nreplay: %s", v, ReplayCommand(c))
-			}
+			f(t, name, Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: d}, Workload: qc.workload})
 		})
 	}
+}
+
+func TestQuickCells(t *testing.T) {
+	eachQuickCell(t, 4*time.Second, func(t *testing.T, _ string, c Cell) {
+		v := Run(t, c)
+		t.Log(v)
+		if v.Report.Acquires.Ok == 0 {
+			t.Fatalf("no acquisitions: %v", v)
+		}
+		switch {
+		case v.Bug():
+			t.Errorf("fails as the matrix would fail it: %v\nreplay: %s", v, ReplayCommand(c))
+		case !v.Result.ExpectedSafe && !v.Reproduced():
+			t.Errorf("expected unsafe, not reproduced: %v\nreplay: %s", v, ReplayCommand(c))
+		}
+	})
 }
 
 // TestSurvey runs every scenario on a few modes once (SIM_SURVEY=1).

@@ -11,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/mutants"
+	simreport "github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
 // chaosSim is `quorumlock-lab chaos --sim`: every selected cell in the
@@ -52,7 +53,17 @@ func chaosSim(ctx context.Context, o matrix.Options, seeds int, out io.Writer) e
 	if duration <= 0 {
 		duration = 10_000_000_000 // 10 s of virtual time
 	}
+	// --html, --json and --markdown: each cell writes its rows and
+	// histories here, merged into the matrix's report at the end.
+	var reports string
+	if o.HTML != "" || o.JSON != "" || o.MD != "" {
+		reports = filepath.Join(dir, "report")
+		if err := os.Mkdir(reports, 0o755); err != nil {
+			return err
+		}
+	}
 	var failed []string
+	ran := 0
 	for _, m := range modes {
 		for _, sc := range scs {
 			if sc.Applies != nil && !sc.Applies(m) {
@@ -64,12 +75,26 @@ func chaosSim(ctx context.Context, o matrix.Options, seeds int, out io.Writer) e
 			}
 			args := []string{"-test.run", "^TestCell$", "-test.v", "-sim.mode", m.ID, "-sim.scenario", sc.ID,
 				"-sim.seed", fmt.Sprint(max(o.Seed, 1)), "-sim.seeds", fmt.Sprint(seeds), "-sim.duration", duration.String()}
+			if reports != "" {
+				args = append(args, "-sim.report", filepath.Join(reports, fmt.Sprintf("%04d", ran)))
+			}
+			ran++
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Dir = filepath.Join(root, "jepsen-like", "sim")
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Run(); err != nil {
 				failed = append(failed, m.ID+" × "+sc.ID)
 			}
+		}
+	}
+	if reports != "" {
+		rep, err := simreport.ReadDir(reports)
+		if err != nil {
+			return err
+		}
+		rep.Seed = max(o.Seed, 1)
+		if err := matrix.WriteFiles(rep, o, out); err != nil {
+			return err
 		}
 	}
 	if len(failed) > 0 {
