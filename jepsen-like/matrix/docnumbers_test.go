@@ -125,7 +125,7 @@ func TestDocNumbersMatchTheCatalog(t *testing.T) {
 		re         *regexp.Regexp
 	}{
 		{"chaos-matrix.md", page, regexp.MustCompile(`chaos --quick [^\n]*# (\d+) cells`)},
-		{"choosing.md", choosing, regexp.MustCompile(`quorumlock chaos` + "`" + ` \((\d+)\s+cells with ` + "`--quick`")},
+		{"choosing.md", choosing, regexp.MustCompile(`quorumlock-lab chaos` + "`" + ` \((\d+)\s+cells with ` + "`--quick`")},
 	} {
 		ms := c.re.FindAllStringSubmatch(c.text, -1)
 		if len(ms) == 0 {

@@ -85,7 +85,7 @@
 // seed, its link, its bytes and how many times these bytes went on that
 // link (not a draw from one generator in sending order, which goroutines
 // racing at one instant would reorder), and TestCell, the entry point of
-// `quorumlock chaos --sim` and of the mutants runner, runs on one processor
+// `quorumlock-lab chaos --sim` and of the mutants runner, runs on one processor
 // (GOMAXPROCS 1), so that goroutines woken at one instant run one at a
 // time in the order the runtime queued them. What is left is Go's runtime
 // (a select among several ready cases picks at random, maps iterate in a

@@ -22,7 +22,7 @@ import (
 const replayFloor = "testdata/replay-floor"
 
 // TestReplaySameTrace runs every quick cell twice with one seed, each run
-// a TestCell of its own process as `quorumlock chaos --sim` runs it, and
+// a TestCell of its own process as `quorumlock-lab chaos --sim` runs it, and
 // compares the two runs' trace hashes: a seed must determine the run. It
 // reports how many cells replayed, and fails when fewer did than
 // testdata/replay-floor says.
