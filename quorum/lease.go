@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -162,11 +163,16 @@ func (l *Lease) Extend(ctx context.Context) error {
 	return nil
 }
 
+// errUnlockedTwice is a second Unlock's error.
+var errUnlockedTwice = fmt.Errorf("%w already", ErrUnlocked)
+
 // Unlock gives the lock back on every node. If ctx is already done, a fresh
 // context bounded by the release timeout is used, so a deferred Unlock still
 // cleans up. It returns ErrLeaseLost or ErrLeaseExpired when the lease had
 // ended before (the critical section may not have been protected), and
-// ErrNotHeld when no quorum confirmed the release.
+// ErrNotHeld when no quorum confirmed the release (nothing to do: the lock
+// runs out at its TTL on the nodes that did not release), and an error
+// wrapping ErrUnlocked when it was unlocked before.
 func (l *Lease) Unlock(ctx context.Context) error {
 	l.mu.Lock()
 	if l.unlocked {
@@ -180,7 +186,7 @@ func (l *Lease) Unlock(ctx context.Context) error {
 		case closed:
 			return errClosedLease // Close is ending it right now
 		}
-		return errors.New("quorumlock: lease already unlocked")
+		return errUnlockedTwice
 	}
 	l.unlocked = true
 	l.letGo() // before the release is sent: its messages wake waiters (Mutex.holding)
