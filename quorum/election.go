@@ -411,7 +411,7 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 		// Elected, its first value not yet committed (or withdrawn).
 		return LeaderInfo{}, ErrNoLeader
 	}
-	if err := e.writeBack(rctx, states, errs, info); err != nil {
+	if err := e.writeBack(ctx, states, errs, info); err != nil {
 		return LeaderInfo{}, err
 	}
 	slices.Sort(ttls)
@@ -450,9 +450,13 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 			todo = append(todo, i)
 		}
 	}
+	// Its own attempt's time: the read may have spent its own waiting for
+	// nodes that did not answer.
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	defer cancel()
 	lockName := e.m.names[0]
 	wrote, nodeErrs := c.fanCount(todo, func(nd *node.Node) (bool, error) {
-		return nd.Proclaim(ctx, lockName, owner, info.Term, info.rev, info.Value)
+		return nd.Proclaim(wctx, lockName, owner, info.Term, info.rev, info.Value)
 	})
 	if have += wrote; have >= need {
 		return nil
