@@ -1,0 +1,26 @@
+package mutants
+
+// electreadsMutants break the election's register: what followers read of
+// a term's value (Leader, Observe) against what its leader proclaimed,
+// judged as a linearizable register per term (checker's election values).
+// Both show only where nodes fail while a leader proclaims.
+var electreadsMutants = []Mutant{
+	{
+		Name: "election-read-from-minority",
+		Bug:  "Leader returns the highest value any node of the term has, without writing it back to a quorum: a later read of another majority goes back to the older value",
+		File: "quorum/election.go",
+		Old:  "\tif err := e.writeBack(ctx, states, errs, info); err != nil {\n",
+		New:  "\tif err := error(nil); err != nil {\n",
+		// The quick matrix's election cells; cells with nodes failing
+		// while leaders proclaim judge it best.
+		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+	},
+	{
+		Name:  "proclaim-ok-below-quorum",
+		Bug:   "Proclaim needs one node instead of a quorum in both of its round trips and reports success: followers of another majority keep reading the old value",
+		File:  "quorum/election.go",
+		Old:   "\tneed := c.need()\n\tif prepared < need {\n",
+		New:   "\tneed := 1\n\tif prepared < need {\n",
+		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+	},
+}
