@@ -227,42 +227,44 @@ func (t *Term) Proclaim(ctx context.Context, value string) error {
 	c := t.e.c
 	lockName := t.e.m.names[0]
 	owner := t.lease.owner
+	// Each round trip has its own attempt's time: the first may spend
+	// all of its own waiting for a node that does not answer.
 	pctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
-	defer cancel()
-	prepared, nodeErrs := t.fan(func(n *node.Node) (bool, error) {
+	prepared, nodeErrs := c.fanCount(nil, func(n *node.Node) (bool, error) {
 		return n.Prepare(pctx, lockName, owner, t.number, t.rev, value)
 	})
+	cancel()
 	need := c.need()
-	if prepared < need {
+	if len(prepared) < need {
 		t.withdraw(ctx, lockName, owner)
 		return &electionError{
-			msg:  fmt.Sprintf("quorumlock: election %q: value not published: %d of %d nodes took it, %d needed", t.e.name, prepared, len(c.nodes), need),
+			msg:  fmt.Sprintf("quorumlock: election %q: value not published: %d of %d nodes took it, %d needed", t.e.name, len(prepared), len(c.nodes), need),
 			errs: append(nodeErrs, ErrNotPublished, withCtxErr(ctx, ErrNotHeld)),
 		}
 	}
 	// Decided: a reader may see the value from here on, so Value must.
 	t.value = value
-	committed, nodeErrs := t.fan(func(n *node.Node) (bool, error) {
-		return n.Proclaim(pctx, lockName, owner, t.number, t.rev, value)
+	// Committed where it was prepared: a node that did not answer in time
+	// is not waited for twice (a reader writes the value back to it).
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	defer cancel()
+	committed, commitErrs := c.fanCount(prepared, func(n *node.Node) (bool, error) {
+		return n.Proclaim(cctx, lockName, owner, t.number, t.rev, value)
 	})
-	if committed < need {
+	if len(committed) < need {
 		return &electionError{
-			msg:  fmt.Sprintf("quorumlock: election %q: value decided but not yet on a quorum: %d of %d nodes committed it, %d needed", t.e.name, committed, len(c.nodes), need),
-			errs: append(nodeErrs, withCtxErr(ctx, ErrPublishUnfinished)),
+			msg:  fmt.Sprintf("quorumlock: election %q: value decided but not yet on a quorum: %d of %d nodes committed it, %d needed", t.e.name, len(committed), len(c.nodes), need),
+			errs: append(append(commitErrs, nodeErrs...), withCtxErr(ctx, ErrPublishUnfinished)),
 		}
 	}
 	return nil
 }
 
-// fan calls f on every node at once and counts the nodes where it returned
-// true; the others' errors name their node (ErrNotHeld where the node
-// answered false).
-func (t *Term) fan(f func(n *node.Node) (bool, error)) (int, []error) {
-	return t.e.c.fanCount(nil, f)
-}
-
-// fanCount is fan on the nodes of index idx (every node when idx is nil).
-func (c *Client) fanCount(idx []int, f func(n *node.Node) (bool, error)) (int, []error) {
+// fanCount calls f on the nodes of index idx (every node when idx is nil)
+// at once and returns the indexes of those where it returned true; the
+// others' errors name their node (ErrNotHeld where the node answered
+// false).
+func (c *Client) fanCount(idx []int, f func(n *node.Node) (bool, error)) ([]int, []error) {
 	if idx == nil {
 		idx = make([]int, len(c.nodes))
 		for i := range idx {
@@ -275,19 +277,19 @@ func (c *Client) fanCount(idx []int, f func(n *node.Node) (bool, error)) (int, [
 		ok[j], err = f(c.nodes[idx[j]])
 		return err
 	})
-	count := 0
+	var yes []int
 	var nodeErrs []error
 	for j, i := range idx {
 		switch {
 		case ok[j]:
-			count++
+			yes = append(yes, i)
 		case errs[j] != nil:
 			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: errs[j]})
 		default:
 			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: ErrNotHeld})
 		}
 	}
-	return count, nodeErrs
+	return yes, nodeErrs
 }
 
 // withdraw takes a failed Proclaim's pending value (t.rev) back from the
@@ -296,7 +298,7 @@ func (c *Client) fanCount(idx []int, f func(n *node.Node) (bool, error)) (int, [
 func (t *Term) withdraw(ctx context.Context, lockName, owner string) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.e.c.cfg.releaseTimeout)
 	defer cancel()
-	t.fan(func(n *node.Node) (bool, error) {
+	t.e.c.fanCount(nil, func(n *node.Node) (bool, error) {
 		return n.Withdraw(wctx, lockName, owner, t.number, t.rev)
 	})
 }
@@ -458,7 +460,7 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	wrote, nodeErrs := c.fanCount(todo, func(nd *node.Node) (bool, error) {
 		return nd.Proclaim(wctx, lockName, owner, info.Term, info.rev, info.Value)
 	})
-	if have += wrote; have >= need {
+	if have += len(wrote); have >= need {
 		return nil
 	}
 	return &electionError{
