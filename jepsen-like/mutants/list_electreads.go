@@ -17,10 +17,10 @@ var electreadsMutants = []Mutant{
 	},
 	{
 		Name:  "proclaim-ok-below-quorum",
-		Bug:   "Proclaim needs one node instead of a quorum in both of its round trips and reports success: followers of another majority keep reading the old value",
+		Bug:   "Proclaim does not count the nodes that took the value and reports success below a quorum (none at all, for a leader cut off): followers keep reading the old value",
 		File:  "quorum/election.go",
 		Old:   "\tneed := c.need()\n\tif len(prepared) < need {\n",
-		New:   "\tneed := 1\n\tif len(prepared) < need {\n",
+		New:   "\tneed := 0\n\tif len(prepared) < need {\n",
 		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
 	},
 }
