@@ -62,6 +62,19 @@ func pauseAll(t *testing.T, servers ...*localredis.Server) func() {
 	return resume
 }
 
+// leadFor10s campaigns in election name with "v1", with a term TTL of
+// 10 s (longer than any test here), and resigns when the test ends.
+func leadFor10s(t *testing.T, clients []redis.UniversalClient, name string) *Term {
+	t.Helper()
+	e := mustElection(t, newClient(t, clients, WithTTL(10*time.Second)), name)
+	term, err := e.TryCampaign(t.Context(), "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = term.Resign(context.Background()) })
+	return term
+}
+
 // wantLeader fails t unless Leader reads term's number and value v.
 func wantLeader(t *testing.T, e *Election, term *Term, v, when string) {
 	t.Helper()
@@ -102,15 +115,10 @@ func committedRevs(t *testing.T, servers []*localredis.Server, name string) []in
 func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, nil)
 	ctx := t.Context()
-	e := mustElection(t, newClient(t, clients, WithTTL(10*time.Second)), "flip")
-	term, err := e.TryCampaign(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = term.Resign(context.WithoutCancel(ctx)) }()
+	term := leadFor10s(t, clients, "flip")
 
 	killAll(t, servers[:3]...)
-	err = term.Proclaim(ctx, "v2")
+	err := term.Proclaim(ctx, "v2")
 	if !errors.Is(err, ErrNotPublished) || !errors.Is(err, ErrNotHeld) || errors.Is(err, ErrPublishUnfinished) {
 		t.Fatalf("Proclaim with 2 of 5 nodes: %v, want ErrNotPublished", err)
 	}
@@ -152,12 +160,7 @@ func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 func TestElectionReadWritesBack(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, nil)
 	ctx := t.Context()
-	e := mustElection(t, newClient(t, clients, WithTTL(10*time.Second)), "wb")
-	term, err := e.TryCampaign(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = term.Resign(context.WithoutCancel(ctx)) }()
+	term := leadFor10s(t, clients, "wb")
 	killAll(t, servers[3:]...)
 	if err := term.Proclaim(ctx, "v2"); err != nil {
 		t.Fatalf("Proclaim with 3 of 5 nodes: %v", err)
@@ -229,16 +232,11 @@ func TestElectionUnfinishedProclaim(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, func(i int) redis.Hook { return commitHook(&lose[i]) })
 	readerClients := clientsOf(t, servers, nil)
 	ctx := t.Context()
-	e := mustElection(t, newClient(t, clients, WithTTL(10*time.Second)), "half")
-	term, err := e.TryCampaign(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = term.Resign(context.WithoutCancel(ctx)) }()
+	term := leadFor10s(t, clients, "half")
 	for i := 2; i < 5; i++ {
 		lose[i].Store(true)
 	}
-	err = term.Proclaim(ctx, "v2")
+	err := term.Proclaim(ctx, "v2")
 	for i := range lose {
 		lose[i].Store(false)
 	}
