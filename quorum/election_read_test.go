@@ -155,27 +155,30 @@ func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 }
 
 // A Proclaim that succeeded with two of five nodes down is read back from
-// the other majority: the one node of that majority that has it writes it
-// back, so every node holds it, and no read goes back to the old value.
+// a majority with those two: the one node of it that has the new value
+// writes it back (not the first node's older value), so every node holds
+// it, and no read goes back to the old value.
 func TestElectionReadWritesBack(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, nil)
 	ctx := t.Context()
 	term := leadFor10s(t, clients, "wb")
-	killAll(t, servers[3:]...)
+	laggards := []*localredis.Server{servers[0], servers[4]}
+	killAll(t, laggards...)
 	if err := term.Proclaim(ctx, "v2"); err != nil {
 		t.Fatalf("Proclaim with 3 of 5 nodes: %v", err)
 	}
-	restartAll(t, servers[3:]...)
-	if got := committedRevs(t, servers, "wb"); got[3] != 1 || got[4] != 1 {
-		t.Fatalf("committed revs %v: nodes 3-4 should still hold the first value", got)
+	restartAll(t, laggards...)
+	if got := committedRevs(t, servers, "wb"); got[0] != 1 || got[4] != 1 {
+		t.Fatalf("committed revs %v: nodes 0 and 4 should still hold the first value", got)
 	}
 
 	reader := mustElection(t, newClient(t, clients), "wb")
-	resume := pauseAll(t, servers[:2]...) // the read majority is nodes 2-4
-	wantLeader(t, reader, term, "v2", "nodes 0-1 frozen")
+	// The read majority is nodes 0, 3 and 4: the new value on one of them.
+	resume := pauseAll(t, servers[1:3]...)
+	wantLeader(t, reader, term, "v2", "nodes 1-2 frozen")
 	resume()
-	if got := committedRevs(t, servers, "wb"); got[2] != 2 || got[3] != 2 || got[4] != 2 {
-		t.Fatalf("committed revs %v after the read: want rev 2 written back to nodes 3-4", got)
+	if got := committedRevs(t, servers, "wb"); got[0] != 2 || got[3] != 2 || got[4] != 2 {
+		t.Fatalf("committed revs %v after the read: want rev 2 written back to nodes 0 and 4", got)
 	}
 	resume = pauseAll(t, servers[:3]...)
 	// Two nodes answer: too few to tell, never the old value.
