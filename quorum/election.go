@@ -21,9 +21,24 @@ var (
 	// leader, or who it is.
 	ErrLeaderUnknown = errors.New("quorumlock: leader unknown: fewer than a quorum of nodes answered")
 	// ErrResigned: the term ended by Resign (Term.Err, context.Cause of
-	// Term.Context).
+	// Term.Context); a second Resign's error wraps it too.
 	ErrResigned = errors.New("quorumlock: resigned")
+	// ErrNotPublished: a Proclaim reached fewer than a quorum of the nodes
+	// that hold the term, so nothing was published: Term.Value keeps the
+	// old value and no reader will ever see the new one. The error also
+	// wraps ErrNotHeld.
+	ErrNotPublished = errors.New("quorumlock: value not published")
+	// ErrPublishUnfinished: a Proclaim's value is decided (Term.Value
+	// returns it; no reader will see an older value once one saw it) but
+	// had reached fewer than a quorum when Proclaim returned: nodes failed
+	// between its two round trips. Readers see the old value or the new
+	// one until a quorum has it: a reader that sees it writes it back, and
+	// the next Proclaim supersedes it (Proclaim the same value to finish).
+	ErrPublishUnfinished = errors.New("quorumlock: value decided but not yet on a quorum")
 )
+
+// errResignedTwice is a second Resign's error.
+var errResignedTwice = fmt.Errorf("%w already", ErrResigned)
 
 // ElectionPrefix starts the lock name of every election: the election
 // "scheduler" is the lock "election:scheduler" (for admin's Inspect and
@@ -113,8 +128,9 @@ func (e *Election) TryCampaign(ctx context.Context, value string) (*Term, error)
 	return e.begin(ctx, lease, value)
 }
 
-// begin makes the term of a won lock and publishes its value on a quorum;
-// when that fails the lock is given back.
+// begin makes the term of a won lock and publishes its value on a quorum
+// (a Proclaim); unless that Proclaim fully succeeded the lock is given back:
+// a term whose first value is not on a quorum would read as no leader.
 func (e *Election) begin(ctx context.Context, lease *Lease, value string) (*Term, error) {
 	t := &Term{e: e, lease: lease, number: lease.Token(), elected: time.Now()}
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
@@ -186,9 +202,21 @@ func (t *Term) Err() error {
 	return err
 }
 
-// Proclaim changes the leader's value without ending the term: the new
-// value is written on every node that holds the term, and counts once a
-// quorum has it. Followers are told (Observe).
+// Proclaim changes the leader's value without ending the term, all or
+// nothing. It takes two round trips: the value is first sent as pending
+// (readers never see it) to every node that holds the term, and committed
+// only when a quorum took it. Followers are told of the commit (Observe).
+//
+//   - nil: a quorum has the value; Value returns it and every read that
+//     begins after Proclaim returned sees it (or a later one).
+//   - an error wrapping ErrNotPublished (and ErrNotHeld): nothing was
+//     published; Value keeps the old value and no reader ever sees the
+//     new one. The term itself may still hold: Err says.
+//   - an error wrapping ErrPublishUnfinished (rare: nodes failed between
+//     the round trips): the value is decided, Value returns it, but fewer
+//     than a quorum had it. Readers may see the old value until a reader
+//     writes the new one back to a quorum or the next Proclaim (of any
+//     value) supersedes it; once one read saw it no later read sees the old.
 func (t *Term) Proclaim(ctx context.Context, value string) error {
 	if err := t.Err(); err != nil {
 		return err
@@ -198,44 +226,104 @@ func (t *Term) Proclaim(ctx context.Context, value string) error {
 	t.rev++
 	c := t.e.c
 	lockName := t.e.m.names[0]
+	owner := t.lease.owner
+	// Each round trip has its own attempt's time: the first may spend
+	// all of its own waiting for a node that does not answer.
 	pctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	prepared, nodeErrs := c.fanCount(nil, func(n *node.Node) (bool, error) {
+		return n.Prepare(pctx, lockName, owner, t.number, t.rev, value)
+	})
+	cancel()
+	need := c.need()
+	if len(prepared) < need {
+		t.withdraw(ctx, lockName, owner)
+		return &electionError{
+			msg:  fmt.Sprintf("quorumlock: election %q: value not published: %d of %d nodes took it, %d needed", t.e.name, len(prepared), len(c.nodes), need),
+			errs: append(nodeErrs, ErrNotPublished, withCtxErr(ctx, ErrNotHeld)),
+		}
+	}
+	// Decided: a reader may see the value from here on, so Value must.
+	t.value = value
+	// Committed where it was prepared: a node that did not answer in time
+	// is not waited for twice (a reader writes the value back to it).
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
 	defer cancel()
-	ok := make([]bool, len(c.nodes))
-	errs := fanout.All(len(c.nodes), func(i int) error {
+	committed, commitErrs := c.fanCount(prepared, func(n *node.Node) (bool, error) {
+		return n.Proclaim(cctx, lockName, owner, t.number, t.rev, value)
+	})
+	if len(committed) < need {
+		return &electionError{
+			msg:  fmt.Sprintf("quorumlock: election %q: value decided but not yet on a quorum: %d of %d nodes committed it, %d needed", t.e.name, len(committed), len(c.nodes), need),
+			errs: append(append(commitErrs, nodeErrs...), withCtxErr(ctx, ErrPublishUnfinished)),
+		}
+	}
+	return nil
+}
+
+// fanCount calls f on the nodes of index idx (every node when idx is nil)
+// at once and returns the indexes of those where it returned true; the
+// others' errors name their node (ErrNotHeld where the node answered
+// false).
+func (c *Client) fanCount(idx []int, f func(n *node.Node) (bool, error)) ([]int, []error) {
+	if idx == nil {
+		idx = make([]int, len(c.nodes))
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	ok := make([]bool, len(idx))
+	errs := fanout.All(len(idx), func(j int) error {
 		var err error
-		ok[i], err = c.nodes[i].Proclaim(pctx, lockName, t.lease.owner, t.number, t.rev, value)
+		ok[j], err = f(c.nodes[idx[j]])
 		return err
 	})
-	granted := 0
+	var yes []int
 	var nodeErrs []error
-	for i, held := range ok {
+	for j, i := range idx {
 		switch {
-		case held:
-			granted++
-		case errs[i] != nil:
-			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: errs[i]})
+		case ok[j]:
+			yes = append(yes, i)
+		case errs[j] != nil:
+			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: errs[j]})
 		default:
 			nodeErrs = append(nodeErrs, &NodeError{Node: c.nodes[i].Name(), Err: ErrNotHeld})
 		}
 	}
-	need := len(c.nodes) - c.cfg.policy.FailedLocksLimit(len(c.nodes))
-	if granted < need {
-		return &electionError{
-			msg:  fmt.Sprintf("quorumlock: election %q: value not published: %d of %d nodes took it, %d needed", t.e.name, granted, len(c.nodes), need),
-			errs: append(nodeErrs, withCtxErr(ctx, ErrNotHeld)),
-		}
-	}
-	t.value = value
-	return nil
+	return yes, nodeErrs
 }
+
+// withdraw takes a failed Proclaim's pending value (t.rev) back from the
+// nodes, best effort on a fresh bounded context: a pending value is never
+// read, so one left behind only waits to be overwritten or to expire.
+func (t *Term) withdraw(ctx context.Context, lockName, owner string) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.e.c.cfg.releaseTimeout)
+	defer cancel()
+	t.e.c.fanCount(nil, func(n *node.Node) (bool, error) {
+		return n.Withdraw(wctx, lockName, owner, t.number, t.rev)
+	})
+}
+
+// need is how many nodes make a quorum.
+func (c *Client) need() int { return len(c.nodes) - c.cfg.policy.FailedLocksLimit(len(c.nodes)) }
 
 // Resign ends the term and gives the election back on every node; a
 // waiting campaigner is woken at once (pub/sub). If ctx is already done a
-// fresh context bounded by the release timeout is used. It returns the
-// term's error when the term had been lost before.
+// fresh context bounded by the release timeout is used. The term is over
+// for this leader whatever Resign returns (Err is ErrResigned):
+//
+//   - an error wrapping ErrNotHeld: fewer than a quorum confirmed the
+//     release (nodes down, frozen or slow). Nothing to do: nodes that did
+//     not release let the term run out at its TTL, and no one else can
+//     lead before a quorum is free. The election may well be free already.
+//   - the term's error (ErrLeaseLost, ErrClosed) when it had been lost
+//     before.
+//   - an error wrapping ErrResigned when the term was resigned before.
 func (t *Term) Resign(ctx context.Context) error {
 	err := t.lease.Unlock(ctx)
 	<-t.ctx.Done() // the term's context ends with the lease's
+	if errors.Is(err, ErrUnlocked) {
+		return errResignedTwice
+	}
 	return err
 }
 
@@ -274,7 +362,7 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 		states[i], err = c.nodes[i].Leader(rctx, lockName)
 		return err
 	})
-	need := n - c.cfg.policy.FailedLocksLimit(n)
+	need := c.need()
 	answered := 0
 	byTerm := map[int64][]node.Leader{}
 	var nodeErrs []error
@@ -311,21 +399,74 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 		return LeaderInfo{}, ErrNoLeader
 	}
 	sts := byTerm[best]
-	// The value of the latest Proclaim that reached a node; the term holds
-	// a quorum until the need-th longest remaining time runs out.
+	// The term holds a quorum until the need-th longest remaining time
+	// runs out.
 	info := LeaderInfo{Term: best}
 	ttls := make([]time.Duration, 0, len(sts))
 	for _, st := range sts {
-		if st.Rev > info.rev || info.rev == 0 {
+		if st.Rev > info.rev {
 			info.rev, info.Value = st.Rev, st.Value
 		}
 		ttls = append(ttls, st.TTL)
+	}
+	if info.rev == 0 {
+		// Elected, its first value not yet committed (or withdrawn).
+		return LeaderInfo{}, ErrNoLeader
+	}
+	if err := e.writeBack(ctx, states, errs, info); err != nil {
+		return LeaderInfo{}, err
 	}
 	slices.Sort(ttls)
 	slices.Reverse(ttls)
 	left := ttls[need-1] - e.m.driftAllowance()
 	info.TimeLeft = max(left, 0)
 	return info, nil
+}
+
+// writeBack makes sure a quorum has the value info read before it is
+// returned: a value that reached fewer than a quorum (a Proclaim cut short
+// between its round trips) could be missed by a later read of another
+// majority, which would then go back to the older value. The nodes that
+// answered without info's rev get it (a commit never lowers a rev, so a
+// newer Proclaim racing this one is kept); if a quorum still does not have
+// it, the read fails rather than return a value it may not stand by, or
+// the older value that an earlier read may already have passed.
+func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []error, info LeaderInfo) error {
+	c := e.c
+	n := len(c.nodes)
+	have := 0
+	var owner string
+	for i, st := range states {
+		if errs[i] == nil && st.Held && st.Term == info.Term && st.Rev >= info.rev {
+			have++
+			owner = st.Owner
+		}
+	}
+	need := c.need()
+	if have >= need {
+		return nil
+	}
+	todo := []int{}
+	for i, st := range states {
+		if errs[i] == nil && !(st.Held && st.Term == info.Term && st.Rev >= info.rev) {
+			todo = append(todo, i)
+		}
+	}
+	// Its own attempt's time: the read may have spent its own waiting for
+	// nodes that did not answer.
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
+	defer cancel()
+	lockName := e.m.names[0]
+	wrote, nodeErrs := c.fanCount(todo, func(nd *node.Node) (bool, error) {
+		return nd.Proclaim(wctx, lockName, owner, info.Term, info.rev, info.Value)
+	})
+	if have += len(wrote); have >= need {
+		return nil
+	}
+	return &electionError{
+		msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: term %d's value is on %d of %d nodes after write-back, %d needed", e.name, info.Term, have, n, need),
+		errs: append(nodeErrs, withCtxErr(ctx, ErrLeaderUnknown)),
+	}
 }
 
 // driftAllowance is the clock drift subtracted from a term's time left.

@@ -170,8 +170,9 @@ var errUnlockedTwice = fmt.Errorf("%w already: Unlock was called twice", ErrUnlo
 // context bounded by the release timeout is used, so a deferred Unlock still
 // cleans up. It returns ErrLeaseLost or ErrLeaseExpired when the lease had
 // ended before (the critical section may not have been protected), and
-// ErrNotHeld when no quorum confirmed the release. A second Unlock does
-// nothing and returns an error that wraps ErrUnlocked (ErrClosed when Close
+// ErrNotHeld when no quorum confirmed the release (nothing to do: the lock
+// runs out at its TTL on the nodes that did not release), and an error
+// wrapping ErrUnlocked when it was unlocked before (ErrClosed when Close
 // ended the lease).
 func (l *Lease) Unlock(ctx context.Context) error {
 	l.mu.Lock()

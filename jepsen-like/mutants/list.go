@@ -148,4 +148,4 @@ var List = append([]Mutant{
 		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 		CI:    true,
 	},
-}, append(append(append(elecproofMutants, kindsciMutants...), guardMutants...), restartMutants...)...)
+}, append(append(append(append(elecproofMutants, kindsciMutants...), guardMutants...), restartMutants...), electreadsMutants...)...)
