@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +110,39 @@ func TestValues(t *testing.T) {
 	}
 	if r := Check(valuesHistory(leaderRead(200, "v9")), WithoutLinearizability()).Election.Values; r.Verdict != Unknown {
 		t.Errorf("without linearizability: values = %v, want unknown (skipped)", r)
+	}
+}
+
+// A real run's flip, kept as a regression input: the simulation's
+// redlock-3 × partition-majority election cell on the library whose
+// Leader took the value of the highest revision from any node. A
+// Proclaim reached one node of three while the other two were cut off
+// and returned an error; once they were back, a follower's Observe
+// delivered that value (read from the one node), and every later read
+// returned the value before it (read from the other two). The history
+// holds the term's operations and the faults.
+func TestRecordedElectionFlip(t *testing.T) {
+	h, err := history.Load(filepath.Join("testdata", "election-flip-sim.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Check(h).Election.Values
+	if r.Verdict != Violated || r.Count != 1 {
+		t.Fatalf("values = %v, want the term violated", r)
+	}
+	// The same history without the one read of the failed Proclaim's
+	// value: the value that showed and went is the whole violation.
+	var shown history.OpID
+	for _, o := range h.Ops {
+		if o.Kind == history.Observe && strings.HasSuffix(o.Text, "-8") {
+			shown = o.ID
+		}
+	}
+	if shown == 0 {
+		t.Fatal("the recorded history has no read of the failed Proclaim's value")
+	}
+	h.Ops = slices.DeleteFunc(h.Ops, func(o history.Op) bool { return o.ID == shown })
+	if r := Check(h).Election.Values; r.Verdict != Ok {
+		t.Errorf("without the read of the failed value: values = %v, want ok", r)
 	}
 }
