@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 // Cell is one mode × scenario of the matrix, running a workload (the
@@ -363,6 +365,9 @@ func judgeCell(cmd *exec.Cmd, dir, js string, exitMatters bool) (killed string, 
 	runErr := cmd.Run()
 	raw, err := os.ReadFile(js)
 	if err != nil {
+		if why, ok := libraryPanic(out.String()); ok {
+			return why, nil
+		}
 		return "", fmt.Errorf("no result (%v): %s", runErr, tail(out.String(), 400))
 	}
 	var doc struct {
@@ -386,6 +391,32 @@ func judgeCell(cmd *exec.Cmd, dir, js string, exitMatters bool) (killed string, 
 		return "", fmt.Errorf("the cell did not run (does the scenario apply to the mode?) (%v): %s", runErr, tail(out.String(), 400))
 	}
 	return "", nil
+}
+
+// libraryPanic reads the output of a cell that crashed before writing
+// its result: a panic whose goroutine was in the library under test (in
+// a goroutine of its own, such as an Election's Observe, where no worker
+// can recover it; see workload.PanicSite) is what the mutant did, and
+// kills it. Any other crash is the harness's, and leaves the cell
+// unjudged.
+func libraryPanic(out string) (string, bool) {
+	i := strings.Index(out, "panic: ")
+	for i > 0 && out[i-1] != '\n' {
+		j := strings.Index(out[i+1:], "panic: ")
+		if j < 0 {
+			return "", false
+		}
+		i += 1 + j
+	}
+	if i < 0 {
+		return "", false
+	}
+	site, lib := workload.PanicSite(out[i:])
+	if !lib {
+		return "", false
+	}
+	msg, _, _ := strings.Cut(out[i:], "\n")
+	return fmt.Sprintf("%s (in %s)", strings.TrimSuffix(msg, " [recovered]"), site), true
 }
 
 // head is s cut to its first n bytes: a result says what killed the

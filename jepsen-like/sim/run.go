@@ -96,6 +96,9 @@ type Outcome struct {
 	Wall time.Duration
 	// Invariant is what the RedLock invariant's check found.
 	Invariant Invariant
+	// Panics are the library's panics in the workers (a failed run, not
+	// an error; see workload.SplitPanics).
+	Panics []*workload.PanicError
 }
 
 // env is a running simulation.
@@ -243,7 +246,7 @@ func Simulate(c Cell) (Outcome, error) {
 	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
 		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
 	}
-	err = workload.Run(ctx, e.rec, res, workers, wc)
+	panics, err := workload.SplitPanics(workload.Run(ctx, e.rec, res, workers, wc))
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and
@@ -257,7 +260,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// second until the pool is closed; let those see the close (virtual
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
-	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result()}, err
+	return Outcome{History: e.rec.History(), Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Panics: panics}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.

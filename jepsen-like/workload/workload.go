@@ -161,21 +161,6 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// PanicError is a panic in one of Run's workers: in the lock under test,
-// called by the worker, or in the workload itself. Run returns every one
-// (errors.As finds the first); the worker stops, the others go on.
-type PanicError struct {
-	Worker int
-	// Value is what was passed to panic; Stack the panicking goroutine's
-	// stack.
-	Value any
-	Stack []byte
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("workload: worker %d panicked: %v", e.Worker, e.Value)
-}
-
 // panics collects the panics of a run's goroutines.
 type panics struct {
 	mu   sync.Mutex
@@ -194,10 +179,10 @@ func (p *panics) run(worker int, f func()) {
 	f()
 }
 
-func (p *panics) err() error {
+func (p *panics) all() []error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return errors.Join(p.errs...)
+	return append([]error(nil), p.errs...)
 }
 
 // Run runs the workers until ctx ends, recording into rec; the resource res
@@ -238,7 +223,7 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 		}
 	}
 	wg.Wait()
-	return errors.Join(p.err(), rec.Err())
+	return errors.Join(append(p.all(), rec.Err())...)
 }
 
 // follow records o's deliveries until ctx ends.
