@@ -132,10 +132,10 @@ type Config struct {
 	Seed uint64
 	// Proclaims is how often a holder whose Lease is a Proclaimer (an
 	// election's leader) proclaims a new value while it holds, the first
-	// right after its acquire; default 30 ms.
+	// right after its acquire; default 50 ms.
 	Proclaims time.Duration
 	// LeaderReads is how often a worker whose Locker is a LeaderReader
-	// (an election's follower) reads the leader; default 25 ms.
+	// (an election's follower) reads the leader; default 50 ms.
 	LeaderReads time.Duration
 }
 
@@ -153,10 +153,10 @@ func (c Config) withDefaults() Config {
 		c.ReleaseTimeout = time.Second
 	}
 	if c.Proclaims <= 0 {
-		c.Proclaims = 30 * time.Millisecond
+		c.Proclaims = 50 * time.Millisecond
 	}
 	if c.LeaderReads <= 0 {
-		c.LeaderReads = 25 * time.Millisecond
+		c.LeaderReads = 50 * time.Millisecond
 	}
 	return c
 }
