@@ -243,7 +243,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// value that a later read misses).
 	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease),
 		AcquireTimeout: c.kind().AcquireTimeout(2*time.Second, t.Lease, t.Workers),
-		Proclaims: 25 * time.Millisecond, LeaderReads: 20 * time.Millisecond}
+		Proclaims:      25 * time.Millisecond, LeaderReads: 20 * time.Millisecond}
 	if c.kind() == workload.Guarded {
 		wc.Guard = e.guard()
 	}
