@@ -77,7 +77,8 @@ var mutexCovered = [][2]string{
 // workload in: one without faults (the property in the open) and one
 // fault that strikes what the kind adds (the election: the holder cut
 // off, and its leaders' proclaims under nodes killed and restarted from
-// their AOF and under a partitioned minority).
+// their AOF, under a partitioned minority, and under a partitioned
+// majority, where a Proclaim reaches fewer nodes than a quorum).
 var quickModes = map[workload.Kind][]string{
 	workload.RW:        {"redlock-5+fencing"},
 	workload.Fair:      {"redlock-3"},
@@ -96,7 +97,7 @@ var quickScenarios = map[workload.Kind][]string{
 	workload.All:       {"baseline", "partition-minority"},
 	workload.Reentrant: {"baseline", "partition-minority"},
 	workload.Batched:   {"baseline", "latency"},
-	workload.Election:  {"baseline", "holder-isolated", "crash-restart-aof", "partition-minority"},
+	workload.Election:  {"baseline", "holder-isolated", "crash-restart-aof", "partition-minority", "partition-majority"},
 	workload.Guarded:   {"baseline", "client-pause"},
 }
 
