@@ -1,10 +1,12 @@
 package checker
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
@@ -144,5 +146,19 @@ func TestRecordedElectionFlip(t *testing.T) {
 	h.Ops = slices.DeleteFunc(h.Ops, func(o history.Op) bool { return o.ID == shown })
 	if r := Check(h).Election.Values; r.Verdict != Ok {
 		t.Errorf("without the read of the failed value: values = %v, want ok", r)
+	}
+}
+
+// A leader cut off from the nodes proclaims on, each Proclaim ending in an
+// error, while followers keep reading the old value: the open Proclaims
+// nobody read change no verdict and must not cost the check its time.
+func TestValuesManyUnreadProclaims(t *testing.T) {
+	var ops []valueOp
+	for i := range 60 {
+		at := 100 + 10*float64(i)
+		ops = append(ops, proclaim(at, at+250, fmt.Sprintf("v%d", i+2), history.Unknown), leaderRead(at+5, "v1"))
+	}
+	if r := Check(valuesHistory(ops...), WithTimeout(time.Second)).Election.Values; r.Verdict != Ok {
+		t.Errorf("values = %v, want ok", r)
 	}
 }
