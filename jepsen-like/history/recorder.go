@@ -88,16 +88,10 @@ func (r *Recorder) Signal(worker int, lease OpID) {
 	r.Invoke(Op{Worker: worker, Kind: Signal, Lease: lease}).Ok()
 }
 
-// Observed records that worker's Observe delivered term (0: no leader):
-// an instant, completed at once.
-func (r *Recorder) Observed(worker int, term uint64) {
-	r.Invoke(Op{Worker: worker, Kind: Observe, Token: term}).Ok()
-}
-
-// ObservedValue records that worker's Observe delivered term (0: no
-// leader) with its value, now; from is when the read behind the delivery
-// may have begun at the earliest (on the run's clock; see [Observe]).
-func (r *Recorder) ObservedValue(worker int, term uint64, value string, from time.Duration) {
+// Observed records that worker's Observe delivered term (0: no leader)
+// with its value, now; from is when the read behind the delivery may have
+// begun at the earliest (on the run's clock; see [Observe]).
+func (r *Recorder) Observed(worker int, term uint64, value string, from time.Duration) {
 	c := r.Invoke(Op{Worker: worker, Kind: Observe, Token: term, Text: value})
 	r.mu.Lock()
 	if o := &r.ops[c.id-1]; from > 0 && from < o.Invoke {

@@ -237,7 +237,7 @@ func follow(ctx context.Context, rec *history.Recorder, worker int, o Observer) 
 		select {
 		case d, ok := <-ch:
 			if ok {
-				rec.ObservedValue(worker, d.Term, d.Value, at(rec, d.From))
+				rec.Observed(worker, d.Term, d.Value, at(rec, d.From))
 				continue
 			}
 		case <-ctx.Done():
