@@ -6,6 +6,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 // LivenessFloor is the availability (acquisitions ÷ attempts) below which
@@ -87,5 +88,29 @@ func Judge(m Mode, s Scenario, exp Expectation, res report.Result, rep checker.R
 	}
 	res.Judged = strings.Join(judged, ", ")
 	res.Broken = strings.Join(broken, "; ")
+	return res
+}
+
+// JudgePanics fails a cell whose workers panicked in the library under
+// test (workload.SplitPanics): the code under test crashed, a broken
+// property whatever the cell expects, named in Broken with the panic's
+// message and site (and refuting a cell expected safe). A panic of the
+// harness is no verdict on the lock: the runner reports such a cell as
+// not run.
+func JudgePanics(res report.Result, panics []*workload.PanicError) report.Result {
+	if len(panics) == 0 {
+		return res
+	}
+	why := "panic: " + panics[0].Error()
+	if len(panics) > 1 {
+		why += fmt.Sprintf(" (and %d more)", len(panics)-1)
+	}
+	if res.ExpectedSafe {
+		return refute(res, why, checker.Result{})
+	}
+	if res.Broken != "" {
+		res.Broken += "; "
+	}
+	res.Broken += why
 	return res
 }

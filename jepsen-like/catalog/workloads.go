@@ -75,7 +75,10 @@ var mutexCovered = [][2]string{
 
 // quickScenarios are the scenarios the quick matrix runs each lock kind's
 // workload in: one without faults (the property in the open) and one
-// fault that strikes what the kind adds.
+// fault that strikes what the kind adds (the election: the holder cut
+// off, and its leaders' proclaims under nodes killed and restarted from
+// their AOF, under a partitioned minority, and under a partitioned
+// majority, where a Proclaim reaches fewer nodes than a quorum).
 var quickModes = map[workload.Kind][]string{
 	workload.RW:        {"redlock-5+fencing"},
 	workload.Fair:      {"redlock-3"},
@@ -94,7 +97,7 @@ var quickScenarios = map[workload.Kind][]string{
 	workload.All:       {"baseline", "partition-minority"},
 	workload.Reentrant: {"baseline", "partition-minority"},
 	workload.Batched:   {"baseline", "latency"},
-	workload.Election:  {"baseline", "holder-isolated"},
+	workload.Election:  {"baseline", "holder-isolated", "crash-restart-aof", "partition-minority", "partition-majority"},
 	workload.Guarded:   {"baseline", "client-pause"},
 }
 
@@ -197,7 +200,8 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 	case checker.ElectionTerms:
 		// Where the lease exclusion is judged: the terms, the loss
 		// signal, the followers and the hand-over (the last two only in
-		// the fault-free spans of the run).
+		// the fault-free spans of the run), and each term's value as a
+		// register read by the followers.
 		if !exp.Safe && !s.LeasesHold {
 			return res
 		}
@@ -241,7 +245,8 @@ func electionResult(rep checker.Report) checker.Result {
 	for _, c := range []struct {
 		name string
 		r    checker.Result
-	}{{"one-leader", e.OneLeader}, {"terms-increase", e.TermsIncrease}, {"signal-first", rep.SignalFirst}, {"observed", e.Observed}, {"replaced", e.Replaced}} {
+	}{{"one-leader", e.OneLeader}, {"terms-increase", e.TermsIncrease}, {"signal-first", rep.SignalFirst}, {"observed", e.Observed}, {"replaced", e.Replaced},
+		{"values", e.Values}} {
 		if c.r.Verdict != checker.Violated {
 			continue
 		}

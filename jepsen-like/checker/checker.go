@@ -228,8 +228,9 @@ const (
 	FreeLockTaken Property = "free-lock-taken"
 	// ElectionTerms: an election's promise — one leader per term, terms
 	// that increase, a lost term told before its successor begins (the
-	// SignalFirst check), every term delivered to followers, and a free
-	// election filled in time (the Election checks).
+	// SignalFirst check), every term delivered to followers, a free
+	// election filled in time, and each term's value read as a
+	// linearizable register (the Election checks).
 	ElectionTerms Property = "election"
 )
 
@@ -274,7 +275,8 @@ func (r Report) checks(p Property) []namedResult {
 			{name: "terms not above an earlier one", r: r.Election.TermsIncrease},
 			{name: "holders told after a successor's term began", r: r.SignalFirst},
 			{name: "terms not delivered in order to a follower", r: r.Election.Observed},
-			{name: "terms not replaced within the bound", r: r.Election.Replaced}}
+			{name: "terms not replaced within the bound", r: r.Election.Replaced},
+			{name: "terms whose value reads are not linearizable", r: r.Election.Values}}
 	case AllOrNone:
 		return []namedResult{{name: "several-name grants missing a name", r: r.AllOrNone}}
 	case GuardOrder:
@@ -427,7 +429,7 @@ func Check(h history.History, opts ...Option) Report {
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
 		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
 		r.SignalFirst, r.WriterProgress, r.FairOrder, r.FairProgress, r.AllOrNone, r.GuardOrder = u, u, u, u, u, u
-		r.Election = ElectionResults{u, u, u, u}
+		r.Election = ElectionResults{u, u, u, u, u}
 		r.LostUpdates = LostUpdates{Result: u}
 		return r
 	}
@@ -451,8 +453,10 @@ func Check(h history.History, opts ...Option) Report {
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}
 		r.CriticalSections = r.Register
+		r.Election.Values = r.Register
 		return r
 	}
+	r.Election.Values = checkValues(h, cfg.timeout, ex)
 	r.Register = checkRegister(h, cfg.timeout)
 	r.CriticalSections = checkCriticalSections(ix, cfg.timeout)
 	return r

@@ -109,7 +109,13 @@
 // term does). Replaced: a term that ended as its leader saw it (Resign, or
 // its loss signal) while another campaign waited is followed within its
 // validity at election plus the wakeup bound, faults aside. The lost term's
-// signal is judged by Signal first.
+// signal is judged by Signal first. Values: each term's value, checked by
+// porcupine as a register of its own that starts at the campaign's value
+// (the acquire's Text): its writes are the leader's Proclaim ops (Fail: it
+// never happened; Unknown: it may take effect any time after its call),
+// its reads the followers' LeaderRead ops and Observe deliveries of the
+// term (an Observe op spans from the earliest its read may have begun to
+// the delivery).
 //
 // Fair progress (Report.FairProgress; fair locks). The times some fair
 // waiter waited (its Lock pending; gaps up to the fair slack between calls

@@ -41,6 +41,16 @@ type ElectionResults struct {
 	// when its term runs out, so the bound covers a dead leader too.
 	// Count is the number of terms not replaced in time.
 	Replaced Result `json:"replaced"`
+	// Values: each term's value is a linearizable register (porcupine):
+	// its initial value is the campaign's, its writes the leader's
+	// Proclaims (a Fail one never happened, an Unknown one may take
+	// effect any time after its call), its reads the followers' Leader
+	// reads and Observe deliveries of the term. A read never sees a value
+	// a later read misses, nor a value no Proclaim of the term wrote.
+	// Count is the number of terms whose reads have no linearization.
+	// Unknown when no term's value was read (or the check was skipped or
+	// timed out).
+	Values Result `json:"values"`
 }
 
 // WithClientFaults says that the history's faults strike clients only
@@ -60,7 +70,7 @@ func checkElection(h history.History, ix *index, bound time.Duration, clientFaul
 	}
 	if len(terms) == 0 {
 		u := Result{Verdict: Unknown, Note: "no terms"}
-		return ElectionResults{u, u, u, u}
+		return ElectionResults{u, u, u, u, u}
 	}
 	invoke := map[history.OpID]time.Duration{}
 	for _, o := range h.Ops {
@@ -120,6 +130,9 @@ func checkObserved(h history.History, terms []Tenure, bound time.Duration, ex ex
 		switch {
 		case o.Kind != history.Observe:
 		case o.Outcome == history.Ok:
+			// A delivery's time is its Complete (its Invoke is the
+			// earliest its read may have begun).
+			o.Invoke = o.Complete
 			seen[o.Worker] = append(seen[o.Worker], o)
 		default:
 			stopped[o.Worker] = o.Invoke

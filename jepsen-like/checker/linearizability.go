@@ -64,7 +64,7 @@ var registerModel = porcupine.Model{
 // indeterminate operations).
 const never = math.MaxInt64
 
-func pOp(worker int, in regInput, out any, call, ret time.Duration, ids ...history.OpID) porcupine.Operation {
+func pOp(worker int, in any, out any, call, ret time.Duration, ids ...history.OpID) porcupine.Operation {
 	return porcupine.Operation{ClientId: max(worker, 0), Input: in, Output: out, Call: int64(call), Return: int64(ret), Metadata: ids}
 }
 
@@ -109,7 +109,7 @@ func checkRegister(h history.History, timeout time.Duration) Result {
 		}
 	}
 	ops = finalRead(ops, res, h.End())
-	return linearizable(ops, timeout)
+	return linearizable(registerModel, ops, timeout)
 }
 
 // checkCriticalSections checks the critical sections as atomic increments:
@@ -160,15 +160,15 @@ func checkCriticalSections(ix *index, timeout time.Duration) Result {
 		flush(hd)
 	}
 	ops = finalRead(ops, res, ix.h.End())
-	return linearizable(ops, timeout)
+	return linearizable(registerModel, ops, timeout)
 }
 
 // linearizable runs porcupine with a bounded timeout. On a violation it
 // re-runs in verbose mode (within the same budget) to name the operation
 // at which the longest linearizable prefix gets stuck.
-func linearizable(ops []porcupine.Operation, timeout time.Duration) Result {
+func linearizable(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) Result {
 	start := time.Now()
-	switch porcupine.CheckOperationsTimeout(registerModel, ops, timeout) {
+	switch porcupine.CheckOperationsTimeout(model, ops, timeout) {
 	case porcupine.Ok:
 		return Result{Verdict: Ok, Note: fmt.Sprintf("%d operations", len(ops))}
 	case porcupine.Unknown:
@@ -179,7 +179,7 @@ func linearizable(ops []porcupine.Operation, timeout time.Duration) Result {
 	if remaining <= 0 {
 		return r
 	}
-	res, info := porcupine.CheckOperationsVerbose(registerModel, ops, remaining)
+	res, info := porcupine.CheckOperationsVerbose(model, ops, remaining)
 	if res != porcupine.Illegal {
 		return r
 	}
@@ -206,7 +206,7 @@ func linearizable(ops []porcupine.Operation, timeout time.Duration) Result {
 	if stuck >= 0 {
 		ids, _ := ops[stuck].Metadata.([]history.OpID)
 		r.Examples = []Example{{Ops: ids, Note: fmt.Sprintf("the longest linearizable prefix (%d of %d operations) cannot be extended by %s",
-			len(longest), len(ops), registerModel.DescribeOperation(ops[stuck].Input, ops[stuck].Output))}}
+			len(longest), len(ops), model.DescribeOperation(ops[stuck].Input, ops[stuck].Output))}}
 	}
 	return r
 }

@@ -31,9 +31,23 @@ const (
 	// the holder saw it; Lease is the acquire.
 	Signal Kind = "signal"
 	// Observe: a follower's Observe delivered a leadership change (the
-	// election workload): an instant. Token is the delivered term, 0 for
-	// "no leader". A failed Observe is the end of the deliveries.
+	// election workload). Complete is when it was delivered; Invoke the
+	// earliest the read behind it may have begun (Observe reads the
+	// nodes before it delivers), so Invoke may precede the invoke of ops
+	// with lower ids. Token is the delivered term, 0 for "no leader";
+	// Text the term's value. A failed Observe is the end of the
+	// deliveries.
 	Observe Kind = "observe"
+	// Proclaim: an election's leader set its term's value (Token the
+	// term, Lease the term's acquire, Text the value): Ok when the
+	// library said it was published, Fail when it said the value was
+	// certainly not published (no read may ever return it), Unknown
+	// otherwise.
+	Proclaim Kind = "proclaim"
+	// LeaderRead: a follower read the election's leader (Leader): Ok
+	// with Token the term read (0: no leader) and Text its value; Fail
+	// when it could not tell.
+	LeaderRead Kind = "leader-read"
 	// GuardWrite: a write through a fenced store outside the lock (the
 	// project's guard), presenting Token: Ok when the guard accepted it,
 	// Fail when it refused it (Last is then the token the guard had
@@ -43,7 +57,7 @@ const (
 
 func (k Kind) valid() bool {
 	switch k {
-	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal, Observe, GuardWrite:
+	case Acquire, Extend, Read, Write, Release, NemesisStart, NemesisEnd, Signal, Observe, GuardWrite, Proclaim, LeaderRead:
 		return true
 	}
 	return false
@@ -99,6 +113,10 @@ type Op struct {
 	// Last: a refused guard write — the last token the guard had accepted
 	// when it refused.
 	Last uint64 `json:"last,omitempty"`
+	// Text: an election's value — acquire: the campaign's value;
+	// proclaim: the value proclaimed; leader-read and observe: the value
+	// read.
+	Text string `json:"text,omitempty"`
 }
 
 // Returned reports whether the call returned (Complete is meaningful).
@@ -134,6 +152,8 @@ func (o Op) String() string {
 		}
 	case NemesisStart, NemesisEnd:
 		s += " " + o.Name
+	case Proclaim, LeaderRead, Observe:
+		s += fmt.Sprintf(" term=%d value=%q", o.Token, o.Text)
 	}
 	if o.Lease != 0 {
 		s += fmt.Sprintf(" lease=#%d", o.Lease)

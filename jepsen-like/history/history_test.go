@@ -269,3 +269,26 @@ func TestHistoryHelpers(t *testing.T) {
 		t.Errorf("Op(2) = %v, %v", o, ok)
 	}
 }
+
+// An Observe delivery spans from when its read may have begun to now; a
+// start not before now (or none) leaves an instant.
+func TestObserved(t *testing.T) {
+	clk := NewManualClock(100 * time.Millisecond)
+	rec := NewRecorder(clk)
+	rec.Observed(2, 7, "v2", 40*time.Millisecond)
+	rec.Observed(2, 7, "v3", 0)
+	rec.Observed(2, 7, "v4", time.Second)
+	h := rec.History()
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		invoke time.Duration
+		text   string
+	}{{40 * time.Millisecond, "v2"}, {h.Ops[1].Complete - 1, "v3"}, {h.Ops[2].Complete - 1, "v4"}}
+	for i, o := range h.Ops {
+		if o.Kind != Observe || o.Outcome != Ok || o.Token != 7 || o.Text != want[i].text || o.Invoke != want[i].invoke || o.Complete < 100*time.Millisecond {
+			t.Errorf("op %d = %v, want an Ok observe of %q from %v", i, o, want[i].text, want[i].invoke)
+		}
+	}
+}

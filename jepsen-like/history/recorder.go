@@ -41,7 +41,7 @@ func (r *Recorder) SetMeta(key, value string) {
 }
 
 // Invoke records the start of an operation and stamps its invoke time. Of
-// op it uses Worker, Kind, Lease, Token, Value, Name, Locks, Shared and Role; ID, times and
+// op it uses Worker, Kind, Lease, Token, Value, Name, Locks, Shared, Role and Text; ID, times and
 // outcome are the Recorder's. Until completed the operation's outcome is
 // Unknown. Prefer the typed helpers (Acquire, Release, …) where they fit.
 func (r *Recorder) Invoke(op Op) Call {
@@ -88,10 +88,17 @@ func (r *Recorder) Signal(worker int, lease OpID) {
 	r.Invoke(Op{Worker: worker, Kind: Signal, Lease: lease}).Ok()
 }
 
-// Observed records that worker's Observe delivered term (0: no leader):
-// an instant, completed at once.
-func (r *Recorder) Observed(worker int, term uint64) {
-	r.Invoke(Op{Worker: worker, Kind: Observe, Token: term}).Ok()
+// Observed records that worker's Observe delivered term (0: no leader)
+// with its value, now; from is when the read behind the delivery may have
+// begun at the earliest (on the run's clock; see [Observe]).
+func (r *Recorder) Observed(worker int, term uint64, value string, from time.Duration) {
+	c := r.Invoke(Op{Worker: worker, Kind: Observe, Token: term, Text: value})
+	r.mu.Lock()
+	if o := &r.ops[c.id-1]; from > 0 && from < o.Invoke {
+		o.Invoke = from
+	}
+	r.mu.Unlock()
+	c.Ok()
 }
 
 // NemesisStart records that the nemesis starts injecting the fault name;
@@ -180,9 +187,25 @@ func (c Call) Unknown(err error) { c.r.complete(c.id, Unknown, err, nil) }
 // Acquired completes an acquire as successful with the fencing token (0 for
 // none) and the lease's validity deadline on the run's clock (0 for none).
 func (c Call) Acquired(token uint64, validUntil time.Duration) {
+	c.Elected(token, validUntil, "")
+}
+
+// Elected completes an acquire as Acquired does, with the value the
+// campaign published (an election's term; "" for none).
+func (c Call) Elected(token uint64, validUntil time.Duration, value string) {
 	c.r.complete(c.id, Ok, nil, func(o *Op) {
 		o.Token = token
 		o.ValidUntil = validUntil
+		o.Text = value
+	})
+}
+
+// LeaderRead completes a leader read as successful, having read term (0:
+// no leader) with value.
+func (c Call) LeaderRead(term uint64, value string) {
+	c.r.complete(c.id, Ok, nil, func(o *Op) {
+		o.Token = term
+		o.Text = value
 	})
 }
 

@@ -344,7 +344,7 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	if c.Mode.Lock == nil {
 		return report.Result{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
 	}
-	h, stray, settings, err := runCell(ctx, c, ct, c.seed(seed))
+	h, stray, settings, panics, err := runCell(ctx, c, ct, c.seed(seed))
 	if err != nil {
 		return report.Result{}, h, err
 	}
@@ -370,6 +370,7 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	res.FaultEvents = FaultEvents(h, settings)
 	res = judgeMore(c, exp, res, rep)
 	res = catalog.JudgeWorkload(c.Workload, c.Mode, c.Scenario, exp, res, rep)
+	res = catalog.JudgePanics(res, panics)
 	if res.ExpectedSafe && res.Verdict == report.Reproduced && res.Contested < t.MinContested {
 		res.Verdict = report.Inconclusive
 		res.VerdictNote = fmt.Sprintf("inconclusive: no violation, but only %d contested acquisitions (attempts while a fault was in effect and another client held a valid lease), %d needed; %s",
@@ -443,9 +444,10 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 }
 
 // runCell runs the cell's workers and faults and returns the history,
-// the lock keys left without expiry on the nodes once both ended, and the
-// names of the faults that were the cell's whole-run setting.
-func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, []string, error) {
+// the lock keys left without expiry on the nodes once both ended, the
+// names of the faults that were the cell's whole-run setting, and the
+// panics of the library in the workers (a judged failure, not an error).
+func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, []string, []*workload.PanicError, error) {
 	topo := chaos.Topology{Persistence: c.Scenario.Persistence, Backend: backendOf(ctx)}
 	if c.Mode.Group {
 		topo.Groups = 1
@@ -456,7 +458,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	cl, err := chaos.Start(sctx, topo)
 	cancel()
 	if err != nil {
-		return history.History{}, nil, nil, err
+		return history.History{}, nil, nil, nil, err
 	}
 	defer cl.Close()
 
@@ -472,7 +474,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	cc := &cell{mode: c.Mode, sc: c.Scenario, kind: c.kind(), timing: t, cluster: cl, rec: rec, seed: seed}
 	p, err := realisations[c.Scenario.ID](cc)
 	if err != nil {
-		return history.History{}, nil, nil, err
+		return history.History{}, nil, nil, nil, err
 	}
 	settings := p.settings
 	for _, f := range p.before {
@@ -480,7 +482,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	}
 
 	if err := presetFences(ctx, cl, c.kind(), t.Workers, seed); err != nil {
-		return history.History{}, nil, nil, err
+		return history.History{}, nil, nil, nil, err
 	}
 	// Whole-run conditions go in before the workers connect (a clock
 	// fault restarts its node) and are healed once they stopped.
@@ -490,7 +492,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		before = append(before, f)
 		if err := f.Inject(ctx); err != nil {
 			healAll(before)
-			return history.History{}, nil, nil, err
+			return history.History{}, nil, nil, nil, err
 		}
 	}
 	defer healAll(before)
@@ -498,7 +500,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	workers, closeAll, err := cc.workers(ctx, p)
 	defer closeAll()
 	if err != nil {
-		return history.History{}, nil, nil, err
+		return history.History{}, nil, nil, nil, err
 	}
 	res := resource.NewUnfenced(rec)
 	if c.Mode.Fencing {
@@ -510,7 +512,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 		g, stop, err := startGuard(ctx)
 		defer stop()
 		if err != nil {
-			return history.History{}, nil, nil, err
+			return history.History{}, nil, nil, nil, err
 		}
 		guard = g
 	}
@@ -543,11 +545,11 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	if th := c.Scenario.Think; th > 0 {
 		wc.Think = workload.Range{Min: th, Max: th * 3 / 2}
 	}
-	werr := workload.Run(wctx, rec, res, workers, wc)
+	panics, werr := workload.SplitPanics(workload.Run(wctx, rec, res, workers, wc))
 	ferr := <-faultErr
 	h := rec.History()
 	if err := errors.Join(werr, ferr); err != nil {
-		return h, nil, nil, err
+		return h, nil, nil, nil, err
 	}
 	healAll(before)
 	before = nil
@@ -555,7 +557,7 @@ func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.Histor
 	// left must carry a TTL (the Expiry property; nodes that do not answer
 	// are not counted).
 	stray, _ := cl.KeysWithoutExpiry(ctx, 2*time.Second)
-	return h, stray, settings, ctx.Err()
+	return h, stray, settings, panics, ctx.Err()
 }
 
 // workers builds each worker's connections and lock.

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
 // Cell is one mode × scenario of the matrix, running a workload (the
@@ -363,7 +365,9 @@ func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds 
 	// The test binary fails for a reproduced expected-unsafe cell too:
 	// its exit says nothing the rows do not.
 	rows, runErr, out, err := runRows(cmd, dir, js)
-	if err != nil {
+	if why, ok := crashed(err); ok {
+		return why, nil
+	} else if err != nil {
 		return "", err
 	}
 	if len(rows) == 0 {
@@ -400,6 +404,9 @@ func runRows(cmd *exec.Cmd, dir, js string) (rows []row, runErr error, out strin
 	out = tail(buf.String(), 400)
 	raw, err := os.ReadFile(js)
 	if err != nil {
+		if why, ok := libraryPanic(buf.String()); ok {
+			return nil, runErr, out, &libraryPanicError{why}
+		}
 		return nil, runErr, out, fmt.Errorf("no result (%v): %s", runErr, out)
 	}
 	var doc struct {
@@ -417,7 +424,9 @@ func runRows(cmd *exec.Cmd, dir, js string) (rows []row, runErr error, out strin
 // only for a failing row).
 func judgeCell(cmd *exec.Cmd, dir, js string) (killed string, err error) {
 	rows, runErr, out, err := runRows(cmd, dir, js)
-	if err != nil {
+	if why, ok := crashed(err); ok {
+		return why, nil
+	} else if err != nil {
 		return "", err
 	}
 	for _, r := range rows {
@@ -432,6 +441,32 @@ func judgeCell(cmd *exec.Cmd, dir, js string) (killed string, err error) {
 		return "", fmt.Errorf("the cell did not run (does the scenario apply to the mode?): %s", out)
 	}
 	return "", nil
+}
+
+// libraryPanic reads the output of a cell that crashed before writing
+// its result: a panic whose goroutine was in the library under test (in
+// a goroutine of its own, such as an Election's Observe, where no worker
+// can recover it; see workload.PanicSite) is what the mutant did, and
+// kills it. Any other crash is the harness's, and leaves the cell
+// unjudged.
+func libraryPanic(out string) (string, bool) {
+	i := strings.Index(out, "panic: ")
+	for i > 0 && out[i-1] != '\n' {
+		j := strings.Index(out[i+1:], "panic: ")
+		if j < 0 {
+			return "", false
+		}
+		i += 1 + j
+	}
+	if i < 0 {
+		return "", false
+	}
+	site, lib := workload.PanicSite(out[i:])
+	if !lib {
+		return "", false
+	}
+	msg, _, _ := strings.Cut(out[i:], "\n")
+	return fmt.Sprintf("%s (in %s)", strings.TrimSuffix(msg, " [recovered]"), site), true
 }
 
 // head is s cut to its first n bytes: a result says what killed the
@@ -524,4 +559,20 @@ func WriteTable(w io.Writer, list []Mutant, outs []Outcome) {
 		fmt.Fprintf(w, "| %s | %s | %s | %v |\n", o.Mutant, bug[o.Mutant], strings.ReplaceAll(head(result, 240), "|", "/"), o.Elapsed.Round(time.Second))
 	}
 	fmt.Fprintf(w, "\nscore: %d of %d mutants killed\n", killed, judged)
+}
+
+// libraryPanicError: a cell that wrote no report because the library
+// panicked in a goroutine of its own (which no worker can recover). The
+// mutant is killed; the note says where.
+type libraryPanicError struct{ why string }
+
+func (e *libraryPanicError) Error() string { return e.why }
+
+// crashed reports whether err is a library panic, and its note.
+func crashed(err error) (string, bool) {
+	var lp *libraryPanicError
+	if errors.As(err, &lp) {
+		return lp.why, true
+	}
+	return "", false
 }

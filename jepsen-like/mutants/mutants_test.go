@@ -3,6 +3,8 @@ package mutants
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,5 +105,49 @@ func TestCellsInQuickMatrix(t *testing.T) {
 				t.Errorf("mutant %s: cell %v is not in the quick matrix", m.Name, c)
 			}
 		}
+	}
+}
+
+// A cell that crashed before writing its result kills the mutant when
+// the panicking goroutine was in the library (a goroutine of its own,
+// which no worker can recover); a crash of the harness leaves the cell
+// unjudged.
+func TestCrashedCell(t *testing.T) {
+	library := `quorumlock chaos: running 1 cell
+panic: runtime error: invalid memory address or nil pointer dereference
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x8b6f2a]
+
+goroutine 412 [running]:
+github.com/quorumlock/quorumlock/quorum.(*Election).observe(0xc000120000, {0xb1c2a8, 0xc0001a6000})
+	quorum/election.go:401 +0x2a
+created by github.com/quorumlock/quorumlock/quorum.(*Election).Observe in goroutine 7
+	quorum/election.go:366 +0x1c5
+`
+	harness := `panic: planted [recovered]
+	panic: planted
+
+goroutine 7 [running]:
+testing.tRunner.func1()
+	testing/testing.go:1737 +0x35e
+panic({0x9e7a40?, 0xc0000b2010?})
+	runtime/panic.go:783 +0x132
+github.com/quorumlock/quorumlock/jepsen-like/sim.Simulate(0xc0)
+	jepsen-like/sim/run.go:200 +0x1
+`
+	dir := t.TempDir()
+	js := filepath.Join(dir, "cell.json")
+	run := func(out string) (string, error) {
+		f := filepath.Join(dir, "out.txt")
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return judgeCell(exec.Command("sh", "-c", "cat "+f+"; exit 2"), dir, js)
+	}
+	killed, err := run(library)
+	if err != nil || killed != "panic: runtime error: invalid memory address or nil pointer dereference (in github.com/quorumlock/quorumlock/quorum.(*Election).observe)" {
+		t.Errorf("a library panic: killed %q, err %v; want killed, naming the panic", killed, err)
+	}
+	if killed, err := run(harness); err == nil || killed != "" {
+		t.Errorf("a harness panic: killed %q, err %v; want not judged", killed, err)
 	}
 }

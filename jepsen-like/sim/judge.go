@@ -93,6 +93,7 @@ func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 	if w, ok := catalog.FindWorkload(string(c.kind())); ok {
 		res = catalog.JudgeWorkload(w, c.Mode, sc, exp, res, rep)
 	}
+	res = catalog.JudgePanics(res, out.Panics)
 	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
 }
 

@@ -100,6 +100,9 @@ type Outcome struct {
 	// Trace is the hash of the run's event trace: the same for two runs
 	// that did the same thing.
 	Trace TraceHash
+	// Panics are the library's panics in the workers (a failed run, not
+	// an error; see workload.SplitPanics).
+	Panics []*workload.PanicError
 }
 
 // env is a running simulation.
@@ -241,15 +244,19 @@ func Simulate(c Cell) (Outcome, error) {
 		nemesis.Go(func() { e.inject(i, f) })
 	}
 	nemesis.Go(func() { e.watch.run(ctx) })
+	// Reads and proclaims cost no time here: followers read, and leaders
+	// proclaim, more often than on real processes (more chances to read a
+	// value that a later read misses).
 	wc := workload.Config{Seed: c.Seed, CounterLock: c.kind().CounterLock("sim"), Work: c.kind().Work(t.Lease),
-		AcquireTimeout: c.kind().AcquireTimeout(2*time.Second, t.Lease, t.Workers)}
+		AcquireTimeout: c.kind().AcquireTimeout(2*time.Second, t.Lease, t.Workers),
+		Proclaims:      25 * time.Millisecond, LeaderReads: 20 * time.Millisecond}
 	if c.kind() == workload.Guarded {
 		wc.Guard = e.guard()
 	}
 	if sc, ok := Scenario(c.Scenario); ok && sc.Think > 0 {
 		wc.Think = workload.Range{Min: sc.Think, Max: sc.Think * 3 / 2}
 	}
-	err = workload.Run(ctx, e.rec, res, workers, wc)
+	panics, err := workload.SplitPanics(workload.Run(ctx, e.rec, res, workers, wc))
 	cancel()
 	nemesis.Wait()
 	// Unlock returns once a majority released: the other releases (and
@@ -264,7 +271,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
 	h := e.rec.History()
-	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock)}, err
+	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock), Panics: panics}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.

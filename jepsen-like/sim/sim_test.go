@@ -56,6 +56,12 @@ var quickCells = []struct {
 	{"redlock-3", "baseline", workload.Batched},
 	{"redlock-3", "baseline", workload.Election},
 	{"redlock-3", "holder-isolated", workload.Election},
+	// Leaders proclaim while nodes are killed and restarted from their
+	// AOF, while a minority is cut off, and while a majority is (a
+	// Proclaim that reaches one node): followers' reads are judged.
+	{"redlock-3", "crash-restart-aof", workload.Election},
+	{"redlock-3", "partition-minority", workload.Election},
+	{"redlock-3", "partition-majority", workload.Election},
 	// Restart detection at its default delay; renewals that reach a node
 	// which lost the key while the lease is valid.
 	{"redlock-3+restart", "crash-restart-nopersist", ""},

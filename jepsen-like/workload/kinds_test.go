@@ -89,6 +89,13 @@ func TestKindsOnRedis(t *testing.T) {
 				if roles[checker.RoleLeader] == 0 || !slices.ContainsFunc(h.Ops, func(o history.Op) bool { return o.Kind == history.Observe && o.Token != 0 }) {
 					t.Errorf("election: %d terms, and no follower was given one", roles[checker.RoleLeader])
 				}
+				// Leaders proclaim, followers read the values back.
+				for _, kind := range []history.Kind{history.Proclaim, history.LeaderRead} {
+					if !slices.ContainsFunc(h.Ops, func(o history.Op) bool { return o.Kind == kind && o.Outcome == history.Ok && o.Text != "" }) {
+						t.Errorf("election: no Ok %s with a value", kind)
+					}
+				}
+				opts = opts[1:] // the terms' values are a linearizability check
 			}
 			rep := checker.Check(h, opts...)
 			if rep.Acquires.Ok == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -129,6 +130,13 @@ type Config struct {
 	// its k-th tenure works and thinks for the k-th pair of Choices,
 	// whether its acquisition succeeded or not.
 	Seed uint64
+	// Proclaims is how often a holder whose Lease is a Proclaimer (an
+	// election's leader) proclaims a new value while it holds, the first
+	// right after its acquire; default 50 ms.
+	Proclaims time.Duration
+	// LeaderReads is how often a worker whose Locker is a LeaderReader
+	// (an election's follower) reads the leader; default 50 ms.
+	LeaderReads time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -144,14 +152,46 @@ func (c Config) withDefaults() Config {
 	if c.ReleaseTimeout <= 0 {
 		c.ReleaseTimeout = time.Second
 	}
+	if c.Proclaims <= 0 {
+		c.Proclaims = 50 * time.Millisecond
+	}
+	if c.LeaderReads <= 0 {
+		c.LeaderReads = 50 * time.Millisecond
+	}
 	return c
+}
+
+// panics collects the panics of a run's goroutines.
+type panics struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// run calls f, turning a panic into a PanicError of worker.
+func (p *panics) run(worker int, f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.errs = append(p.errs, &PanicError{Worker: worker, Value: v, Stack: debug.Stack()})
+		}
+	}()
+	f()
+}
+
+func (p *panics) all() []error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]error(nil), p.errs...)
 }
 
 // Run runs the workers until ctx ends, recording into rec; the resource res
 // must record into the same rec. Workers whose Locker is an Observer also
-// follow it until ctx ends. It returns when every worker has finished
-// its current tenure. The error reports misuse of the recorder (a bug in the
-// workload), or invalid arguments.
+// follow it, and those whose Locker is a LeaderReader read it, until ctx
+// ends. It returns when every worker has finished its current tenure. The
+// error reports a panic in a worker (a PanicError: the worker stopped
+// there), misuse of the recorder (a bug in the workload), or invalid
+// arguments.
 func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, workers []Worker, cfg Config) error {
 	if rec == nil || res == nil {
 		return errors.New("workload: Run needs a recorder and a resource")
@@ -169,35 +209,61 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 	}
 	cfg = cfg.withDefaults()
 	var wg sync.WaitGroup
+	p := &panics{}
 	for _, w := range workers {
 		wg.Go(func() {
-			r := runner{w: w, rec: rec, res: res, cfg: cfg, choices: newChoices(cfg, w.ID)}
-			r.loop(ctx)
+			r := runner{w: w, rec: rec, res: res, cfg: cfg, choices: newChoices(cfg, w.ID), panics: p}
+			p.run(w.ID, func() { r.loop(ctx) })
 		})
 		if o, ok := w.Locker.(Observer); ok {
-			wg.Go(func() {
-				ch := o.Observe(ctx)
-				for {
-					select {
-					case term, ok := <-ch:
-						if ok {
-							rec.Observed(w.ID, term)
-							continue
-						}
-					case <-ctx.Done():
-					}
-					// The follower stops when the run ends, not when
-					// its last read (cut off, maybe) returns.
-					rec.Invoke(history.Op{Worker: w.ID, Kind: history.Observe}).Fail(errFollowed)
-					for range ch {
-					}
-					return
-				}
-			})
+			wg.Go(func() { p.run(w.ID, func() { follow(ctx, rec, w.ID, o) }) })
+		}
+		if l, ok := w.Locker.(LeaderReader); ok {
+			wg.Go(func() { p.run(w.ID, func() { readLeader(ctx, rec, w.ID, l, cfg) }) })
 		}
 	}
 	wg.Wait()
-	return rec.Err()
+	return errors.Join(append(p.all(), rec.Err())...)
+}
+
+// follow records o's deliveries until ctx ends.
+func follow(ctx context.Context, rec *history.Recorder, worker int, o Observer) {
+	ch := o.Observe(ctx)
+	defer func() {
+		for range ch {
+		}
+	}()
+	for {
+		select {
+		case d, ok := <-ch:
+			if ok {
+				rec.Observed(worker, d.Term, d.Value, at(rec, d.From))
+				continue
+			}
+		case <-ctx.Done():
+		}
+		// The follower stops when the run ends, not when its last read
+		// (cut off, maybe) returns.
+		rec.Invoke(history.Op{Worker: worker, Kind: history.Observe}).Fail(errFollowed)
+		return
+	}
+}
+
+// readLeader reads l every cfg.LeaderReads until ctx ends; a read that
+// cannot tell is recorded as failed (a read has no effect).
+func readLeader(ctx context.Context, rec *history.Recorder, worker int, l LeaderReader, cfg Config) {
+	for ctx.Err() == nil {
+		call := rec.Invoke(history.Op{Worker: worker, Kind: history.LeaderRead})
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ReleaseTimeout)
+		term, value, err := l.Leader(rctx)
+		cancel()
+		if err != nil {
+			call.Fail(err)
+		} else {
+			call.LeaderRead(term, value)
+		}
+		sleep(ctx, cfg.LeaderReads)
+	}
 }
 
 type runner struct {
@@ -206,6 +272,7 @@ type runner struct {
 	res     *resource.Counter
 	cfg     Config
 	choices *choices
+	panics  *panics
 }
 
 func (r *runner) loop(ctx context.Context) {
@@ -281,7 +348,12 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 		acq.Unknown(err)
 		return
 	}
-	acq.Acquired(uint64(max(lease.Token(), 0)), r.at(lease.Until()))
+	p, proclaims := lease.(Proclaimer)
+	if proclaims {
+		acq.Elected(uint64(max(lease.Token(), 0)), r.at(lease.Until()), p.Value())
+	} else {
+		acq.Acquired(uint64(max(lease.Token(), 0)), r.at(lease.Until()))
+	}
 	id := acq.ID()
 	// The lease's end signal, watched for the whole tenure.
 	var done <-chan struct{}
@@ -299,6 +371,14 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 		}()
 	} else {
 		close(watched)
+	}
+
+	stopProclaims := make(chan struct{})
+	var proclaimer sync.WaitGroup
+	endProclaims := sync.OnceFunc(func() { close(stopProclaims); proclaimer.Wait() })
+	defer endProclaims() // also when the tenure panics
+	if proclaims {
+		proclaimer.Go(func() { r.panics.run(r.w.ID, func() { r.proclaim(ctx, p, id, lease.Token(), done, stopProclaims) }) })
 	}
 
 	writes := !hold.Shared && (r.cfg.CounterLock == "" || slices.Contains(hold.Locks, r.cfg.CounterLock))
@@ -323,7 +403,8 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	}
 
 	// The signal counts only while the worker holds: stop watching before
-	// the release (which ends the lease too).
+	// the release (which ends the lease too); so do the proclaims.
+	endProclaims()
 	close(stopWatch)
 	<-watched
 	rel := r.rec.Release(r.w.ID, id)
@@ -337,6 +418,35 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	rel.Ok()
 }
 
+// proclaim proclaims a new value every cfg.Proclaims, from now until stop
+// closes or the lease ends (done), recording each Proclaim.
+func (r *runner) proclaim(ctx context.Context, p Proclaimer, lease history.OpID, term int64, done <-chan struct{}, stop <-chan struct{}) {
+	t := time.NewTicker(r.cfg.Proclaims)
+	defer t.Stop()
+	for k := 1; ; k++ {
+		v := ProclaimValue(r.w.ID, term, k)
+		call := r.rec.Invoke(history.Op{Worker: r.w.ID, Kind: history.Proclaim, Lease: lease, Token: uint64(max(term, 0)), Text: v})
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReleaseTimeout)
+		err := p.Proclaim(pctx, v)
+		cancel()
+		switch ProclaimOutcome(err) {
+		case history.Ok:
+			call.Ok()
+		case history.Fail:
+			call.Fail(err)
+		default:
+			call.Unknown(err)
+		}
+		select {
+		case <-t.C:
+		case <-stop:
+			return
+		case <-done:
+			return
+		}
+	}
+}
+
 // closed reports whether done is closed (false for nil).
 func closed(done <-chan struct{}) bool {
 	select {
@@ -348,14 +458,17 @@ func closed(done <-chan struct{}) bool {
 }
 
 // at converts a deadline to the run's clock.
-func (r *runner) at(t time.Time) time.Duration {
+func (r *runner) at(t time.Time) time.Duration { return at(r.rec, t) }
+
+// at converts an instant to rec's clock (0 for the zero time).
+func at(rec *history.Recorder, t time.Time) time.Duration {
 	if t.IsZero() {
 		return 0
 	}
-	if c, ok := r.rec.Clock().(interface{ At(time.Time) time.Duration }); ok {
+	if c, ok := rec.Clock().(interface{ At(time.Time) time.Duration }); ok {
 		return c.At(t)
 	}
-	return r.rec.Clock().Now() + time.Until(t)
+	return rec.Clock().Now() + time.Until(t)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -262,5 +263,33 @@ func TestSameSeedSameChoices(t *testing.T) {
 		if same == len(a) {
 			t.Errorf("%s made the same choices as seed 7, worker 1", name)
 		}
+	}
+}
+
+// panicLock panics in Lock, as a library with a planted bug may.
+type panicLock struct{ memLock }
+
+func (*panicLock) Lock(context.Context) (Lease, error) { panic("planted: nil term") }
+
+// A worker that panics in the lock stops; Run reports the panic with its
+// message and worker, and the other workers go on to the end.
+func TestRunPanic(t *testing.T) {
+	rec := history.NewRecorder(history.NewClock())
+	res := resource.NewFenced(rec)
+	ok := &memLock{lease: time.Second}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	err := Run(ctx, rec, res, []Worker{{ID: 0, Locker: ok}, {ID: 1, Locker: &panicLock{}}}, Config{Seed: 1})
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Worker != 1 || !strings.Contains(err.Error(), "worker 1 panicked: planted: nil term") || len(pe.Stack) == 0 {
+		t.Fatalf("Run = %v, want worker 1's panic with its message and stack", err)
+	}
+	// The panic is the test's (the harness's), not the library's: it
+	// leaves a cell unjudged.
+	if lib, rest := SplitPanics(err); len(lib) != 0 || !errors.As(rest, &pe) {
+		t.Errorf("SplitPanics = %v, %v; want the panic among the rest", lib, rest)
+	}
+	if n := checker.Check(rec.History(), checker.WithoutLinearizability()).Acquires.Ok; n < 2 {
+		t.Errorf("%d acquisitions: the other worker stopped too", n)
 	}
 }
