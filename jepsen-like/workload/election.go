@@ -53,8 +53,12 @@ func ProclaimOutcome(err error) history.Outcome {
 	if err == nil {
 		return history.Ok
 	}
-	// The library's errors do not yet tell a value that reached no node
-	// from one left on a minority: either may show later.
+	// ErrNotPublished: the value was withdrawn before any node committed
+	// it, so no reader may ever see it. Anything else (ErrPublishUnfinished,
+	// a timeout) may still show later.
+	if errors.Is(err, quorum.ErrNotPublished) {
+		return history.Fail
+	}
 	return history.Unknown
 }
 
