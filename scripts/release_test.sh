@@ -48,6 +48,13 @@ git commit -qam "an incompatible change"
 expect_refusal "API differs from the baseline" "API check failed" make -s release VERSION="$ver"
 git reset -q --hard HEAD~1
 
+# The procedure release.sh states, for the next patch version: its
+# CHANGELOG heading, its API baseline, one commit, the tag.
+IFS=. read -r ma mi pa <<<"${ver#v}"
+ver=v$ma.$mi.$((pa + 1))
+sed -i "s/^## \[Unreleased\]/## [Unreleased]\n\n## [${ver#v}] - $(date -u +%F)/" CHANGELOG.md
+make -s api-snapshot VERSION="$ver" >/dev/null || fail "api-snapshot $ver failed"
+git add -A && git commit -qm "release $ver"
 make -s release VERSION="$ver" || fail "release $ver in a clean clone failed"
 [[ $(git cat-file -t "$ver" 2>/dev/null) == tag ]] || fail "no annotated tag $ver"
 [[ $(git rev-parse "$ver^{commit}") == $(git rev-parse HEAD) ]] || fail "tag $ver is not HEAD"
