@@ -7,11 +7,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
-	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"html/template"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,13 +21,6 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
-
-//go:embed page.html.tmpl
-var pageFS embed.FS
-
-var pageTmpl = template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{
-	"pct": func(f float64) string { return fmt.Sprintf("%.1f", f) },
-}).ParseFS(pageFS, "page.html.tmpl"))
 
 // EnvToken is the environment variable the CLI reads the console token from.
 const EnvToken = "QUORUMLOCK_CONSOLE_TOKEN"
@@ -235,17 +227,13 @@ func loopbackHost(hostport string) bool {
 func (s *Console) page(w http.ResponseWriter, r *http.Request) {
 	d := s.view(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pageTmpl.ExecuteTemplate(w, "page", d); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-	}
+	_, _ = io.WriteString(w, renderPage(&d))
 }
 
 func (s *Console) fragment(w http.ResponseWriter, r *http.Request) {
 	d := s.view(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pageTmpl.ExecuteTemplate(w, "live", d); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-	}
+	_, _ = io.WriteString(w, renderLive(&d))
 }
 
 // unlock is the force-unlock form's target. It needs the form key, the lock

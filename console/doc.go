@@ -1,11 +1,12 @@
 // Package console is a small web console for operators of quorumlock locks:
-// one page (Go html/template, no front-end build) that lists the locks on a
-// quorum.Client's nodes with their holder, a TTL bar per node, the verdict
-// (held by a quorum, leftovers on a minority, free, unknown), refreshes
-// itself, and offers a force-unlock behind a confirmation.
+// one server-rendered page (no front-end build, every value escaped) that
+// lists the locks on a quorum.Client's nodes with their holder, a TTL bar
+// per node, the verdict (held by a quorum, leftovers on a minority, free,
+// unknown), refreshes itself, and offers a force-unlock behind a
+// confirmation.
 //
 // It lives apart from package quorum so the library does not pull in
-// net/http and templates.
+// net/http.
 //
 // Security: the console serves on a loopback address by default; Serve
 // refuses any other address unless a token is set (WithToken), and with a

@@ -14,7 +14,7 @@ import (
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
-// pageData is what the template renders.
+// pageData is what the page shows (page.go).
 type pageData struct {
 	Nodes     []string
 	Quorum    int // 0 when no lock was seen to tell
