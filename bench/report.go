@@ -242,7 +242,7 @@ func checks(res []Result) []Check {
 	}
 	const ql, rs, rl, raw, rd = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw, adapters.Rueidislock
 	u := func(n, g int, k adapters.Kind, v string) *Result { return find(res, "uncontended", n, g, k, v) }
-	// The lone caller (issue 27): fencing off as the peers, and with the
+	// The lone caller: fencing off as the peers, and with the
 	// library's defaults (fencing on).
 	ratio("uncontended N=1 1g: quorumlock ÷ redislock", u(1, 1, ql, "default"), u(1, 1, rl, "retry-5ms"), 1.0)
 	ratio("uncontended N=1 1g: quorumlock ÷ raw", u(1, 1, ql, "default"), u(1, 1, raw, "default"), 0.95)
@@ -262,7 +262,7 @@ func checks(res []Result) []Check {
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ raw fan-out", n), u(n, 1, ql, "default"), u(n, 1, raw, "default"), 0.95)
 	}
 	ratio("uncontended N=5 16g: quorumlock ÷ redsync", u(5, 16, ql, "default"), u(5, 16, rs, "default"), 1.1)
-	// Batching (issue 18): against the path before it, same run.
+	// Batching: against the unbatched path, same run.
 	ratio("uncontended N=5 64g: quorumlock ÷ unbatched", u(5, 64, ql, "default"), u(5, 64, ql, "unbatched"), 2)
 	ratio("uncontended N=5 64g: quorumlock ÷ redsync", u(5, 64, ql, "default"), u(5, 64, rs, "default"), 2)
 	ratio("uncontended N=1 64g: quorumlock ÷ redislock", u(1, 64, ql, "default"), u(1, 64, rl, "retry-5ms"), 1.5)
@@ -278,9 +278,9 @@ func checks(res []Result) []Check {
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redislock retry 5ms", n), ours, h(rl, "retry-5ms"), 2.5)
 		if n == 1 {
 			peer := h(rd, "default")
-			// Issue 18 asked for 1.5×: out of reach with the 1 ms hold, as the
-			// rate of either is at most 1 ÷ (hold as slept + gap) and the gaps
-			// are equal (its note). Kept as "not behind", with the gap below.
+			// 1.5× is out of reach with the 1 ms hold, as the rate of either
+			// is at most 1 ÷ (hold as slept + gap) and the gaps are equal:
+			// the target is "not behind", with the gap below.
 			ratio("hand-off N=1: quorumlock ÷ rueidislock (1.5× asked: above the 1 ms hold's ceiling)", ours, peer, 0.95)
 			if ours != nil && peer != nil && ours.GapP50us != nil && peer.GapP50us != nil {
 				out = append(out, Check{Target: "hand-off N=1: median gap ≤ rueidislock's",

@@ -256,8 +256,8 @@ func (s *Server) launch(ctx context.Context) error {
 // ours: INFO server's process_id is pid. Another server can answer on the
 // same port: two servers started at once may be handed the same free port by
 // the kernel, and the one that loses the bind exits with "address in use"
-// only after the winner answered its PING. Taking any answer as ours left two
-// Servers sharing one address; now the loser waits for its own process,
+// only after the winner answered its PING. Taking any answer as ours would leave two
+// Servers sharing one address, so the loser waits for its own process,
 // sees it exit, and Start tries another port.
 func (s *Server) waitReady(ctx context.Context, pid int, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -384,7 +384,7 @@ func ClientOptions(addr string) *redis.Options {
 		DialerRetryTimeout:    time.Microsecond, // see node.Options
 		// Off: Redis before 8 refuses CLIENT MAINT_NOTIFICATIONS on every
 		// new connection, and go-redis' auto mode then rewrites the shared
-		// options, racing with the batcher's redis.Conn (lane.go).
+		// options, racing with the batcher's redis.Conn (the lane).
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }

@@ -68,14 +68,14 @@ type config struct {
 	clock          drift.Clock
 	prefix         string
 	noBatch        bool
-	observer       Observer     // WithObserver, WithLogger (observer.go); nil: none
-	safety         safetyConfig // WithReplicaAck, WithRestartDetection, WithPreflight (safety.go)
-	label          string       // WithLabel (label.go)
-	logger         *slog.Logger // WithLogger, for warnings outside the observer (locker.go)
+	observer       Observer     // WithObserver, WithLogger; nil: none
+	safety         safetyConfig // WithReplicaAck, WithRestartDetection, WithPreflight
+	label          string       // WithLabel
+	logger         *slog.Logger // WithLogger, for warnings outside the observer
 	labelSet       bool
-	dialCheck      time.Duration // WithDialCheck (dialcheck.go); 0: off
-	functions      int8          // WithFunctions (functions.go): 0 unset, 1 on, -1 off
-	random         *lockedRand   // WithRandom (random.go); nil: the default sources
+	dialCheck      time.Duration // WithDialCheck; 0: off
+	functions      int8          // WithFunctions: 0 unset, 1 on, -1 off
+	random         *lockedRand   // WithRandom; nil: the default sources
 }
 
 // Option configures a Client.
@@ -148,28 +148,28 @@ type Client struct {
 	cfg   config
 	id    string // newClientID: the prefix of the owners it makes
 	seq   atomic.Uint64
-	label string // recorded on the nodes for operators (label.go)
+	label string // recorded on the nodes for operators
 	// labelDue is when the label is recorded next (unix ns; 0: at the
 	// first lease; renewLabel).
 	labelDue atomic.Int64
-	wg       tracker // goroutines still running after a decision (closing.go)
+	wg       tracker // goroutines still running after a decision, waited for by Close
 	// workers run the per-node calls of a fan-out on goroutines kept
 	// between calls (their stacks stay grown); closed by Close.
 	workers *multilock.Workers
 
 	closed  atomic.Bool
 	leaseMu sync.Mutex              // guards leases and the setting of closed
-	leases  map[*Lease]struct{}     // held leases, ended by Close (closing.go)
-	due     dueQueue                // the leases' renewals and expiries (due.go)
+	leases  map[*Lease]struct{}     // held leases, ended by Close
+	due     dueQueue                // the leases' renewals and expiries
 	owned   []redis.UniversalClient // made by Dial: closed by Close
 
 	mlOptsOnce sync.Once
 	mlOpts     []multilock.Option // per name (buildMLOpts)
 	mlOptsAll  []multilock.Option // over the names of a MutexAll
-	// mlOptsFenced: mlOpts with fencing on, for elections (election.go).
+	// mlOptsFenced: mlOpts with fencing on, for elections.
 	mlOptsFenced []multilock.Option
-	obsStop      observerStop // ends Election.Observe goroutines (election.go)
-	safety       safetyState  // state of the safety options (safety.go)
+	obsStop      observerStop // ends Election.Observe goroutines
+	safety       safetyState  // state of the safety options
 	admin        *admin.Tools // the operator's tools (Admin)
 }
 
@@ -231,7 +231,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if r := cfg.fenceRetention; r < node.MinFenceRetention || r < 100*cfg.ttl {
 		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v is too short: keep fencing counters at least %v and 100 times the TTL (%v), far longer than any lease", r, node.MinFenceRetention, 100*cfg.ttl)
 	}
-	label, err := clientLabel(cfg) // label.go
+	label, err := clientLabel(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	_ = c.warm(ctx) // warmup.go
+	_ = c.warm(ctx) // best effort: a node that is down must not fail New
 	c.probePersistence(ctx)
 	cancel()
 	return c, nil
@@ -307,7 +307,7 @@ func (c *Client) Close() error {
 	c.due.stop()
 	// In parallel: a node that is frozen while its pub/sub connection is
 	// being set up holds its Close for the go-redis read timeouts.
-	c.stopObservers() // election.go; they are counted in wg
+	c.stopObservers() // they are counted in wg
 	errs := fanout.All(len(c.nodes), func(i int) error { return c.nodes[i].Close() })
 	c.wg.Wait()
 	// After the wait: a label being recorded has landed and is removed too.

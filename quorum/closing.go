@@ -59,7 +59,7 @@ func (c *Client) track(l *Lease) bool {
 	c.leases[l] = struct{}{}
 	l.m.live.Add(1)
 	l.m.holding.Add(1)
-	// The label at the first lease and hourly after (label.go). Under
+	// The label at the first lease and hourly after. Under
 	// leaseMu, so a goroutine it starts is counted in wg before Close,
 	// which marks the client closed under leaseMu too, can wait for wg.
 	c.renewLabel()

@@ -11,8 +11,8 @@ import (
 // lease. A lease is queued when it is obtained and taken out when it ends;
 // the timer is re-armed only when a step falls due before the time it is
 // set for, so a caller that locks and unlocks in a loop pays a heap push and
-// pop, not a runtime timer (whose arming wakes the network poller: 9% of a
-// lone Lock+Unlock, BenchmarkLoneCaller). Each due step runs in its own
+// pop, not a runtime timer (whose arming wakes the network poller, a
+// visible share of a lone Lock+Unlock). Each due step runs in its own
 // goroutine, as a time.AfterFunc callback would: a slow renewal never holds
 // up another lease's. Nothing runs while nothing is queued; the timer fires
 // at most once more after the last lease ends, and finds nothing to do.

@@ -122,7 +122,8 @@ func TestElectionResignWakesCampaigner(t *testing.T) {
 	ctx := t.Context()
 	slow := []Option{WithRetryInterval(time.Minute), WithTTL(time.Minute)}
 	a := mustElection(t, newClient(t, clients, slow...), "wake")
-	b := mustElection(t, newClient(t, clients, slow...), "wake")
+	counted, tries := attempts()
+	b := mustElection(t, newClient(t, clients, append(slow, counted)...), "wake")
 	ta, err := a.Campaign(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestElectionResignWakesCampaigner(t *testing.T) {
 		}
 		got <- tb
 	}()
-	time.Sleep(100 * time.Millisecond) // let b subscribe and wait
+	waitAttempts(t, tries, 2) // b's first try and its look after subscribing
 	if err := ta.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -267,7 +267,7 @@ func (w *fairWaiter) verify(fls []*node.FairLock, need int, bound time.Duration)
 // only when the lock is free there and nobody is in line, so it never
 // passes a waiter. It returns a lease or an error wrapping ErrNotObtained.
 func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
-	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
+	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err)
 	owner := f.m.owner()
 	fa := f.attempt(nil)
 	ml, _, err := f.m.try(ctx, owner, 1, false, fa)
@@ -285,7 +285,7 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // queue timeout/3 (which refreshes its entry). A cancelled wait leaves the
 // line and reports an *Error wrapping ErrNotObtained and ctx.Err().
 func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
-	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err) // observer.go
+	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err)
 	c := f.m.c
 	owner := f.m.owner()
 	need := multilock.Need(c.cfg.policy, len(c.nodes))
@@ -296,7 +296,7 @@ func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer f.putSlot(slot)
 	signal := slot.signal
 	var w *fairWaiter
-	var seen attemptErrs // the best error per node across attempts (attempterrs.go)
+	var seen attemptErrs // the best error per node across attempts
 	noTicket, splits, try := 0, 0, 0
 	for {
 		if w == nil {

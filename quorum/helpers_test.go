@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +50,30 @@ func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex
 type observerFunc func(ctx context.Context, e Event)
 
 func (f observerFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
+
+// attempts returns an option that counts the client's decided lock
+// attempts (OpAttempt), and the count.
+func attempts() (Option, *atomic.Int64) {
+	n := new(atomic.Int64)
+	return WithObserver(observerFunc(func(_ context.Context, e Event) {
+		if e.Op == OpAttempt {
+			n.Add(1)
+		}
+	})), n
+}
+
+// waitAttempts waits (at most 10 s, else fails t) until n counts at least
+// want attempts. A waiter's second attempt is its look after subscribing
+// (Mutex.Lock): once it is decided, the waiter hears an unlock message, so
+// a test that unlocks to wake it waits here instead of sleeping.
+func waitAttempts(t *testing.T, n *atomic.Int64, want int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); n.Load() < want; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d lock attempts after 10 s, want %d", n.Load(), want)
+		}
+	}
+}
 
 // waitAnswered waits (at most 10 s, else fails t) until nodes idx have
 // answered the lease's attempt, and returns its votes. Lock returns once a

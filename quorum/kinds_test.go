@@ -161,7 +161,8 @@ func kindTryLock(t *testing.T, k kindNodes) {
 // A waiter is woken by the unlock message (pub/sub through this kind's
 // client), not by its fallback retry a minute later.
 func kindWake(t *testing.T, k kindNodes) {
-	c := newClient(t, k.clients, WithRetryInterval(time.Minute))
+	counted, tries := attempts()
+	c := newClient(t, k.clients, WithRetryInterval(time.Minute), counted)
 	m := mustMutex(t, c, "kind/wake")
 	ctx := t.Context()
 	l1, err := m.TryLock(ctx)
@@ -176,7 +177,7 @@ func kindWake(t *testing.T, k kindNodes) {
 		}
 		got <- l
 	}()
-	time.Sleep(300 * time.Millisecond) // the waiter subscribes
+	waitAttempts(t, tries, 3) // the TryLock, the waiter's first try and its look after subscribing
 	unlocked := time.Now()
 	if err := l1.Unlock(ctx); err != nil {
 		t.Fatal(err)

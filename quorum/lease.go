@@ -38,14 +38,14 @@ type Lease struct {
 	cause  error // why the lease ended; nil while it holds
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// due and qi place the lease in its client's dueQueue (due.go), which
+	// due and qi place the lease in its client's dueQueue, which
 	// runs the watchdog (renew every ttl/3) or, for a fixed lease time, ends
 	// the lease at its validity's end: nothing runs between renewals, and
 	// Unlock only takes the lease out of the queue.
 	due      time.Time
 	qi       int
 	renewing sync.WaitGroup
-	acquired time.Time // when the lease was obtained, with an observer (observer.go: hold time)
+	acquired time.Time // when the lease was obtained, with an observer: for the hold time
 	letGone  bool      // counted out of Mutex.holding (letGo), under mu
 }
 
@@ -103,7 +103,7 @@ func (l *Lease) end(cause error) {
 	l.letGo()
 	l.mu.Unlock()
 	l.m.c.untrack(l)
-	l.observeEnd(cause) // observer.go
+	l.observeEnd(cause)
 }
 
 // Until is the end of the lease's validity on the client's monotonic clock:

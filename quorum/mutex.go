@@ -17,7 +17,7 @@ import (
 type mutexConfig struct {
 	owner     string
 	leaseTime time.Duration
-	ttl       time.Duration // WithLockTTL (locktl.go); 0: the client's
+	ttl       time.Duration // WithLockTTL; 0: the client's
 }
 
 // MutexOption configures a Mutex.
@@ -41,7 +41,7 @@ type Mutex struct {
 	c     *Client
 	names []string
 	cfg   mutexConfig
-	rw    rwMode        // a side of an RWMutex (rwmutex.go); rwNone for a Mutex
+	rw    rwMode        // a side of an RWMutex; rwNone for a Mutex
 	keys  [][]node.Keys // per name, per node: computed once, not per attempt
 	// live counts this handle's leases that have not ended (Client.track,
 	// untrack). While one lives, a new attempt on the handle expects the
@@ -62,7 +62,7 @@ type Mutex struct {
 	// clients): woken tries go straight to the acquire script until one
 	// wins again (see build).
 	wokenLost atomic.Bool
-	// elect: the lock of an Election (election.go): always fenced (its
+	// elect: the lock of an Election: always fenced (its
 	// token is the term), and its node shares carry the leader's value.
 	elect bool
 }
@@ -178,11 +178,7 @@ func (m *Mutex) build(owner string, try int, woken bool, fa *fairAttempt) (*mult
 	// other clients (wokenLost): a SET NX would fail and cost a round trip
 	// before the script, which grants a free lock as well. A woken try
 	// otherwise sends SET NX: this client's unlock message woke only it,
-	// and the lock was just released. Measured on the forced hand-off (8
-	// goroutines, one client), with the Lock loop's holding check: gap p50
-	// 1 node 0.19–0.21 ms against 0.22–0.24, 5 nodes 0.47–0.51 against
-	// 0.51–0.53, client and server CPU per acquisition at 5 nodes 12–15%
-	// less.
+	// and the lock was just released.
 	var held bool
 	if woken {
 		held = m.wokenLost.Load()
@@ -224,7 +220,7 @@ func (n namedLock) String() string { return n.name }
 
 // nodeLock is node i's share of name j in one attempt: a plain node lock, a
 // read or write share of a read-write lock, or a fair lock's (fa not nil),
-// behind the safety gate when a safety option is on (safety.go).
+// behind the safety gate when a safety option is on.
 func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held bool) multilock.Locker {
 	c := m.c
 	n := c.nodes[i]
@@ -290,12 +286,12 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, woken bool, fa *
 	// The multilock bounds the attempt by the attempt timeout from the
 	// start it reads anyway (multilock.WithAttemptTimeout, buildMLOpts):
 	// with DeadlineBound nodes, no timer, allocation or clock reading.
-	_, wait, _, err := m.observedAcquire(ctx, ml) // observer.go
+	_, wait, _, err := m.observedAcquire(ctx, ml)
 	if fa != nil && fa.w != nil {
 		fa.w.note(fa.fls)
 	}
 	if err != nil {
-		err = m.named(markUnanswered(withCtxErr(ctx, err))) // warmup.go, errors.go
+		err = m.named(markUnanswered(withCtxErr(ctx, err)))
 		err = markPermanent(err, m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)))
 		for _, o := range ml.Outcomes() {
 			if o.Granted {
@@ -328,7 +324,7 @@ func givesUp(ctx context.Context, err error) (bool, error) {
 // *Error wrapping ErrNotObtained (with per-node detail). It never waits for
 // the lock; it takes at most the attempt timeout.
 func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
-	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
+	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err)
 	owner := m.owner()
 	ml, _, err := m.try(ctx, owner, 1, false, nil)
 	if err != nil {
@@ -345,15 +341,15 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // wrapping ErrNotObtained, each node's most telling error across the
 // attempts, and ctx.Err().
 func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
-	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err) // observer.go
+	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err)
 	owner := m.owner()
 	var (
 		signal  chan struct{}
 		watches []*node.Watch
 		won     bool
 		splits  int         // failed attempts in a row that some nodes granted
-		seen    attemptErrs // the best error per node across attempts (attempterrs.go)
-		self    selfWait    // waiting on a lease of this handle (locker.go)
+		seen    attemptErrs // the best error per node across attempts
+		self    selfWait    // waiting on a lease of this handle
 		woken   bool        // an unlock message ended the last wait
 	)
 	defer func() {

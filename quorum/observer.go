@@ -127,7 +127,7 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
 			c.observer = addObserver(c.observer, logObserver{l})
-			c.logger = l // the self-wait warning (locker.go)
+			c.logger = l // for the self-wait warning
 		}
 	}
 }

@@ -160,7 +160,8 @@ func TestLockCancelledReportsContext(t *testing.T) {
 // fallback retry interval.
 func TestLockWokenByUnlock(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithRetryInterval(time.Minute))
+	counted, tries := attempts()
+	c := newClient(t, clients, WithRetryInterval(time.Minute), counted)
 	m := mustMutex(t, c, "wake")
 	ctx := t.Context()
 	l1, err := m.TryLock(ctx)
@@ -175,7 +176,7 @@ func TestLockWokenByUnlock(t *testing.T) {
 		}
 		got <- l
 	}()
-	time.Sleep(200 * time.Millisecond) // let the waiter subscribe
+	waitAttempts(t, tries, 3) // the TryLock, the waiter's first try and its look after subscribing
 	if err := l1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

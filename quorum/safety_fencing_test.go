@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/leakcheck"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
@@ -169,7 +170,10 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 				// closed: go-redis re-dials a node that refused
 				// connections from a goroutine that sleeps 1 s between
 				// tries and ends at its next look at the closed pool.
-				t.Cleanup(func() { time.Sleep(1100 * time.Millisecond) })
+				// Nothing tells when it ends but its absence: wait for
+				// the goroutines, so a later test's leak check does not
+				// see them.
+				t.Cleanup(func() { leakcheck.Wait(5 * time.Second) })
 			}
 			servers := make([]*localredis.Server, 5)
 			for i := range servers {

@@ -5,8 +5,8 @@ import "sync"
 // Workers runs the fan-out's per-sub-lock calls on goroutines kept between
 // calls. A new goroutine starts with a small stack, and a go-redis call
 // grows it (copying it each time) on every call; a kept goroutine grows it
-// once. Profiles of 16 goroutines locking on three nodes showed that growth
-// at ~17% of the client's CPU.
+// once. With many goroutines locking, that growth is a large share of the
+// client's CPU.
 //
 // A call is handed to an idle worker when there is one, else to a new
 // goroutine that becomes a worker when it is done; at most max workers wait

@@ -13,10 +13,10 @@ import (
 // batcher coalesces concurrent calls to one node into pipelines.
 //
 // Every Lock and Unlock of a RedLock is one command per node. With many
-// goroutines each command was its own write and read on the client and on
-// the server, and the machine ran out of CPU on syscalls. The batcher lets
+// goroutines, each command as its own write and read on the client and on
+// the server runs the machine out of CPU on syscalls. The batcher lets
 // at most flights commands or pipelines be in flight on the node; a call
-// that finds a free flight and nobody queued goes straight out as before
+// that finds a free flight and nobody queued goes straight out
 // (a lone caller pays nothing), and a call that finds them all busy is
 // queued. When a flight returns it takes everything queued and sends it as
 // one pipeline. There is no fixed linger: a batch is whatever arrived
@@ -30,12 +30,8 @@ import (
 // call; calls still go straight out, up to flights of them, while no
 // pipeline is in flight, so a lone caller whose Unlock meets the straggler
 // of its own Lock does not wait for it. With one node the server is the
-// other half of the work, and several pipelines keep it busy. Measured
-// (bench, paired, three runs of 5–7 rounds, onePipe ÷ without): N=5, 64
-// goroutines 1.12–1.29×, 16 goroutines 1.08–1.21×; N=3, 16 goroutines
-// 1.30–1.37×, 64 goroutines 1.00–1.17×; one goroutine 0.95–1.05×. With
-// one node it was 0.95–0.99× (4, 16 and 64 goroutines), so one node keeps
-// its flights.
+// other half of the work, and several pipelines keep it busy, so a
+// client of one node keeps its flights.
 //
 // Deadlines stay per call. A queued caller waits for its own ctx only, and
 // leaves when it ends (a frozen node costs it its budget, no more). A
@@ -59,7 +55,7 @@ type batcher struct {
 	// where at most one does and calls queue behind it; not read without.
 	piping bool
 
-	lane lane // under mu (lane.go)
+	lane lane // under mu
 
 	calls  sync.Pool // *batchCall, given back by their callers (newCall)
 	timers sync.Pool // *time.Timer, stopped (startTimer)
@@ -128,11 +124,10 @@ func (b *batcher) stopTimer(t *time.Timer) {
 // defaultFlights is how many commands or pipelines may be in flight on one
 // node at once: enough that a slow reply does not stall the others and that
 // a few concurrent callers each go out alone, few enough that many share
-// pipelines. Measured (bench curve, batched ÷ unbatched, paired, three
-// runs each): with 2, four goroutines on one node ran at 0.77–0.79× the
-// unbatched path (each queued call waited for a flight to land, then a
-// round trip); with 4, 0.98–1.05×, while 64 goroutines kept 2.7–3.0× on one
-// node and 2.4–2.6× on five (2: 2.8–3.2×).
+// pipelines. With fewer, a handful of goroutines on one node fall behind
+// the unbatched path (each queued call waits for a flight to land, then a
+// round trip); with 4 they keep up, and many goroutines still gain about
+// as much from batching as with fewer flights.
 const defaultFlights = 4
 
 // do sends one command (go-redis Do) and returns its reply.

@@ -14,8 +14,8 @@ import (
 //
 // A lock's value names its owner with the client's short random id
 // ("id:seq", see FastValue), not with the human label of the client
-// (quorum.WithLabel, "host:pid" by default): a label in every value made
-// each held lock about twice the size of a bare SET NX lock (issue 18).
+// (quorum.WithLabel, "host:pid" by default): a label in every value would
+// make each held lock about twice the size of a bare SET NX lock.
 // Instead a client records its label once per node, under
 // prefix + "client:" + id, with an expiry it renews while it runs; Inspect
 // reads it back for the holders it finds. A label that expired or was lost

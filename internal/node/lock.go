@@ -85,7 +85,7 @@ type Lock struct {
 	// held: the caller expects the lock to be held (ExpectHeld), so
 	// Acquire skips the SET NX that would fail.
 	held bool
-	// leaderKey, leaderChan: an election's (Elect, elect.go); empty for a
+	// leaderKey, leaderChan: an election's (Elect); empty for a
 	// plain lock.
 	leaderKey, leaderChan string
 }
@@ -230,9 +230,9 @@ const fenceSeeded = 1 << 32
 // atomic step as the grant (multilock's token is the max over a quorum,
 // and its write-back is skipped when a quorum reported that max itself,
 // FenceKeeper):
-//   - The counter only grows, as before: INCR, set-if-greater write-backs,
+//   - The counter only grows, as in the script: INCR, set-if-greater write-backs,
 //     and seeding from the clock (only below fenceSeeded) never lower it;
-//     an expired counter restarts from the clock, as before.
+//     an expired counter restarts from the clock, as in the script.
 //   - A grant's INCR runs on the node after its SET (one connection runs
 //     its commands in order) and before that grant ends: it could end
 //     first only by expiring, which needs the whole ttl to pass inside this

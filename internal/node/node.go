@@ -33,9 +33,9 @@ type Node struct {
 	subMu sync.Mutex
 	sub   *subscriber
 
-	warmer warmer // warm.go
+	warmer warmer // re-warms the pool's connections after a failure
 
-	batch   *batcher // batch.go; nil: every call on its own
+	batch   *batcher // nil: every call on its own
 	noBatch bool
 	onePipe bool
 
@@ -48,9 +48,9 @@ type Node struct {
 
 	pipes sync.Pool // *redis.Pipeline, reused by pipeAll
 
-	funcs, funcsSet bool // WithFunctions (functions.go)
+	funcs, funcsSet bool // WithFunctions
 
-	wakeLost atomic.Int64 // releases whose wake-up message was refused (perm.go)
+	wakeLost atomic.Int64 // releases whose wake-up message was refused
 }
 
 // DefaultFenceRetention is how long a fencing counter stays on a node
@@ -68,12 +68,12 @@ func withName(name string) Option { return func(n *Node) { n.name = name } }
 func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 
 // WithBatching turns the coalescing of concurrent lock calls into
-// pipelines on or off (batch.go); default on. Off, every call is its own
-// round trip, as before batching existed.
+// pipelines on or off; default on. Off, every call is its own round
+// trip.
 func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
 
 // WithOnePipeline keeps at most one pipeline in flight on the node while
-// calls are queued (batch.go): for a client that drives several nodes,
+// calls are queued: for a client that drives several nodes,
 // whose own CPU runs out first. Default off; it does nothing with
 // batching off.
 func WithOnePipeline(on bool) Option { return func(n *Node) { n.onePipe = on } }
@@ -166,7 +166,7 @@ func Options(addr string) *redis.Options {
 		DialTimeout:           time.Second,
 		// Off: Redis before 8 refuses CLIENT MAINT_NOTIFICATIONS on every
 		// new connection, and go-redis' auto mode then rewrites the shared
-		// options, racing with the batcher's redis.Conn (lane.go).
+		// options, racing with the batcher's redis.Conn (the lane).
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }
@@ -267,8 +267,8 @@ func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) err
 // honours deadlines) pass their error through it.
 func (n *Node) settle(err error) error {
 	if err != nil {
-		n.warm(err)          // warm.go
-		err = permError(err) // perm.go
+		n.warm(err)
+		err = permError(err)
 	}
 	return err
 }
@@ -291,7 +291,7 @@ func (n *Node) run(ctx context.Context, fn func(ctx context.Context) error) erro
 }
 
 // Close stops the node's pub/sub listener (if one was started) and its
-// connection warm-ups (warm.go) for good. It does not close the client.
+// connection warm-ups for good. It does not close the client.
 func (n *Node) Close() error {
 	n.stopWarm()
 	if n.batch != nil {

@@ -3,7 +3,9 @@ package node
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,10 +332,13 @@ func TestDeadlineHoldsWithoutContextTimeout(t *testing.T) {
 	s := localredis.StartT(t, localredis.Config{})
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), ReadTimeout: 2 * time.Second, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
+	var inFlight inFlightHook
+	c.AddHook(&inFlight)
 	n, err := New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = n.Close() })
 	if !n.guarded {
 		t.Fatal("client without ContextTimeoutEnabled not guarded")
 	}
@@ -355,8 +360,41 @@ func TestDeadlineHoldsWithoutContextTimeout(t *testing.T) {
 	if took > time.Second {
 		t.Fatalf("deadline did not hold: %v", took)
 	}
-	// Let the abandoned call finish before the leak check.
-	time.Sleep(2500 * time.Millisecond)
+	// The abandoned call ends once the resumed server answers it (at the
+	// latest at the client's ReadTimeout): wait for that before the leak
+	// check.
+	for deadline := time.Now().Add(5 * time.Second); inFlight.n.Load() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commands still in flight 5 s after the node resumed", inFlight.n.Load())
+		}
+	}
+}
+
+// inFlightHook counts a go-redis client's commands and pipelines under way.
+type inFlightHook struct{ n atomic.Int64 }
+
+func (h *inFlightHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.n.Add(1)
+		defer h.n.Add(-1)
+		return next(ctx, network, addr)
+	}
+}
+
+func (h *inFlightHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		defer h.n.Add(-1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *inFlightHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		defer h.n.Add(-1)
+		return next(ctx, cmds)
+	}
 }
 
 func TestParseInfo(t *testing.T) {

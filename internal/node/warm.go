@@ -23,10 +23,7 @@ const warmTimeout = time.Second
 // 1/n of the attempt timeout: 50 ms of 250 ms with 5 nodes). On a machine
 // slow enough that a dial, the handshake and the command do not fit in that
 // deadline, no call completes again: each one times out, drops its new
-// connection, and the next one dials again. Measured on the chaos cluster
-// (5 masters behind toxiproxy, 6 busy processes on 2 cores): 0 of 8 lock
-// attempts succeeded, every client's pool showed ~40 misses and ~40
-// dropped connections. A warm-up breaks the circle: one PING, under
+// connection, and the next one dials again. A warm-up breaks the circle: one PING, under
 // warmTimeout instead of the call's deadline, leaves a ready connection in
 // the pool for the next attempt.
 //
@@ -118,7 +115,7 @@ func ping(ctx context.Context, c redis.UniversalClient) error {
 
 // pingBoth sends a PING alone and one in a pipeline: newer go-redis
 // versions (9.2x) keep pipelines on a pool of connections of their own
-// (Options.PipelinePoolSize), which the fenced fast path (lock.go), the
+// (Options.PipelinePoolSize), which the fenced fast path, the
 // batcher and the checked calls use, so both pools get a ready connection.
 func pingBoth(ctx context.Context, c redis.Cmdable) error {
 	if err := c.Ping(ctx).Err(); err != nil {

@@ -4,7 +4,7 @@ import "context"
 
 // Warm makes sure the node's client has a ready connection: a PING (on
 // every master of a Cluster), dialling if the pool is empty; and when the
-// batcher has a lane (lane.go), one for the lane and one for the pool. A lock
+// batcher has a lane, one for the lane and one for the pool. A lock
 // attempt's per-node deadline is short (50 ms with 5 nodes and the default
 // attempt timeout), too short on a busy machine for a dial, the handshake
 // and a command together; a client that warmed up first spends it on the

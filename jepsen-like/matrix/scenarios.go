@@ -147,8 +147,8 @@ func (t Timing) Validate() error {
 }
 
 // RepeatEvents is how often the repeated faults (partitions, latency)
-// strike in a cell: each fault event is a new moment to test the lock
-// (issue 13 asks for at least ten per cell).
+// strike in a cell: each fault event is a new moment to test the lock,
+// and a bug that shows once in a few events needs several to be seen.
 const RepeatEvents = 10
 
 // repeated is faults (injected together) struck RepeatEvents times between
@@ -458,9 +458,9 @@ func holderCutPlan(c *cell) (plan, error) {
 	// after the cut, another worker takes over, and the holder
 	// goes on untold for over a lease more — well past the
 	// checker's signal grace (200 ms), so a lock that never
-	// signals the loss is caught. (With 1¾ leases the untold span
-	// was 190–270 ms in quick cells: the silent-watchdog mutant
-	// slipped through.)
+	// signals the loss is caught. (1¾ leases leave an untold span
+	// near the grace in quick cells, too short to catch the
+	// silent-watchdog mutant every time.)
 	slow := t.Lease * 5 / 2
 	if c.sc.ID == "renewal-hang" {
 		// Its lease is not shortened: 1¾ leases leave the holder at work

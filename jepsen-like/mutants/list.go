@@ -2,8 +2,8 @@ package mutants
 
 // List is the mutants `quorumlock-lab chaos --mutants` runs: the bugs a
 // distributed lock is known to get wrong, each with the cells meant to catch
-// it. Each branch that adds mutants keeps them in a list_<branch>.go of
-// its own, appended here.
+// it. A group of related mutants keeps them in a list_<topic>.go of its
+// own, appended here, so adding one group does not touch the others.
 var List = append([]Mutant{
 	{
 		Name:  "quorum-of-1",
@@ -80,7 +80,7 @@ var List = append([]Mutant{
 		New:   "    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n  v = 1\n  redis.call('set', key, v, 'px', ARGV[2])\n",
 		Cells: []Cell{{"redlock-5+fencing", "partition-all", ""}},
 	},
-	// One mutant per lock kind (issue 25): each is killed by its kind's
+	// One mutant per lock kind: each is killed by its kind's
 	// workload, judged on the property the kind promises.
 	{
 		Name:  "rw-writer-beside-readers",

@@ -1,7 +1,7 @@
 package mutants
 
-// guardMutants are guards that compare tokens the wrong way (issue 25,
-// branch guard). The guarded workload writes through guard.Redis and its
+// guardMutants are guards that compare tokens the wrong way. The guarded
+// workload writes through guard.Redis and its
 // counters start just below a digit boundary, which the string form needs.
 var guardMutants = []Mutant{
 	{

@@ -72,9 +72,9 @@ func (t *Tools) TTL() time.Duration { return t.cfg.TTL }
 // acquisitions; then it waits the attempt timeout (quorum.WithAttemptTimeout), so
 // that every acquisition attempt under way when the force began has ended,
 // removes the tombstones and wakes the waiters. A waiter thus never wins a
-// node that the force takes away afterwards (measured with a plain
-// delete-and-wake per node: a woken waiter was left holding less than a
-// quorum in 2 to 3 of 30 hand-overs). Give the operator's client an attempt
+// node that the force takes away afterwards (with a plain delete-and-wake
+// per node, a waiter woken early could be left holding less than a
+// quorum). Give the operator's client an attempt
 // timeout at least as long as the services'. The tombstones expire by
 // themselves if this client goes away between the steps.
 //

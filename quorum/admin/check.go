@@ -251,7 +251,7 @@ func (t *Tools) Check(ctx context.Context, names ...string) (*Report, error) {
 		r.Placements = append(r.Placements, p.placements...)
 	}
 	r.Findings = t.findings(r)
-	if f, ok := t.reachFinding(r); ok { // reach.go
+	if f, ok := t.reachFinding(r); ok {
 		r.Findings = append(r.Findings, f)
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return int(b.Severity - a.Severity) })
