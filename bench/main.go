@@ -24,6 +24,8 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,6 +53,9 @@ type options struct {
 	slowPeers int // rounds for peers that take seconds per operation
 	curve     string
 	electRuns int // runs per row of the election case
+	// The waiting-clients case: numbers of clients, run time of each row.
+	waiters    []int
+	waitersDur time.Duration
 }
 
 func main() {
@@ -77,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
 	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
 	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
-	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, defaults-n1, defaults-n5, functions, memory, scaling, election (only when named); titles as printed, e.g. \"uncontended.*N=5, 16\")")
+	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, defaults-n1, defaults-n5, functions, memory, scaling; only when named: election, waiters, nodes; titles as printed, e.g. \"uncontended.*N=5, 16\")")
 	fs.StringVar(&impls, "impls", "", "run only implementations whose label (e.g. \"quorumlock\", \"redsync retry-5ms\") matches this regexp")
 	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
@@ -86,6 +91,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.electRuns, "elect-runs", 0, "runs per row of the election hand-off case (default 5, 3 with -quick; the resign row runs 4× as many)")
 	fs.StringVar(&o.report, "report", "", "print the report of an earlier run from its -json file, its targets judged by this code, and exit (runs nothing)")
 	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
+	var waiters string
+	fs.StringVar(&waiters, "waiters", "", "numbers of clients of the waiting-clients case, comma-separated (default 1,10,100; 1,10 with -quick)")
+	fs.DurationVar(&o.waitersDur, "waiters-dur", 0, "run time of one row of the waiting-clients case (default 4s, 2s with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,14 +106,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 		o.handoff = or(o.handoff, 400*time.Millisecond)
 		o.slowPeers = or(o.slowPeers, 1)
 		o.electRuns = or(o.electRuns, 3)
+		o.waitersDur = or(o.waitersDur, 2*time.Second)
+		waiters = or(waiters, "1,10")
+	}
+	o.waitersDur = or(o.waitersDur, 4*time.Second)
+	var err error
+	if o.waiters, err = parseCounts(or(waiters, "1,10,100")); err != nil {
+		return fmt.Errorf("-waiters: %w", err)
 	}
 	o.electRuns = or(o.electRuns, 5)
 	o.rounds = or(o.rounds, 7)
 	o.dur = or(o.dur, 500*time.Millisecond)
 	o.handoff = or(o.handoff, time.Second)
 	o.slowPeers = or(o.slowPeers, 2)
-	if o.rounds < 1 || o.dur <= 0 || o.handoff <= 0 || o.slowPeers < 1 || o.hold < 0 {
-		return fmt.Errorf("-rounds, -dur, -handoff and -slow-rounds must be positive, -hold not negative")
+	if o.rounds < 1 || o.dur <= 0 || o.handoff <= 0 || o.slowPeers < 1 || o.hold < 0 || o.waitersDur <= 0 {
+		return fmt.Errorf("-rounds, -dur, -handoff, -slow-rounds and -waiters-dur must be positive, -hold not negative")
 	}
 	if filter != "" {
 		re, err := regexp.Compile(filter)
@@ -184,6 +199,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var waitRows []WaiterRow
+	if o.filter != nil && o.filter.MatchString(waitersCaseID) {
+		if waitRows, err = waitersCase(ctx, o, servers, stderr); err != nil {
+			return err
+		}
+	}
+	var nodeRows []NodeRow
+	if o.filter != nil && o.filter.MatchString(nodesCaseID) {
+		if nodeRows, err = nodesCase(ctx, o, servers, stderr); err != nil {
+			return fmt.Errorf("nodes: %w", err)
+		}
+	}
 	var elect []ElectRow
 	if o.filter != nil && o.filter.MatchString(electionCaseID) {
 		// Only when asked for: it takes about a minute of mostly waiting.
@@ -192,11 +219,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	env := environment(began, servers)
-	if len(res) > 0 || len(elect) == 0 {
+	if len(res) > 0 || len(elect) == 0 && len(waitRows) == 0 && len(nodeRows) == 0 {
 		printReport(stdout, env, o, res)
 	}
 	printMemory(stdout, mem)
 	printElection(stdout, elect)
+	printWaiters(stdout, o.hold, waitRows)
+	printNodes(stdout, nodeRows)
 	if o.curve != "" {
 		if err := drawCurve(o.curve, res); err != nil {
 			return fmt.Errorf("-curve: %w", err)
@@ -205,7 +234,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	printMemoryChecks(stdout, mem)
 	if o.jsonPath != "" {
-		if err := writeJSON(o.jsonPath, env, o, res, mem); err != nil {
+		if err := writeJSON(o.jsonPath, env, o, res, mem, waitRows, nodeRows); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.jsonPath)
@@ -234,14 +263,31 @@ func reprint(w io.Writer, o options) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return fmt.Errorf("-report: %s: %w", o.report, err)
 	}
-	if len(f.Results) == 0 && len(f.Memory) == 0 {
+	if len(f.Results) == 0 && len(f.Memory) == 0 && len(f.Waiters) == 0 && len(f.Nodes) == 0 {
 		return fmt.Errorf("-report: %s holds no results", o.report)
 	}
 	o.rounds = f.Rounds
-	printReport(w, f.Env, o, f.Results)
+	if len(f.Results) > 0 || len(f.Waiters) == 0 && len(f.Nodes) == 0 {
+		printReport(w, f.Env, o, f.Results)
+	}
 	printMemory(w, f.Memory)
+	printWaiters(w, f.Hold, f.Waiters)
+	printNodes(w, f.Nodes)
 	printMemoryChecks(w, f.Memory)
 	return nil
+}
+
+// parseCounts parses a comma-separated list of positive integers.
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func or[T comparable](v, def T) T {
@@ -294,10 +340,20 @@ type jsonFile struct {
 	Results []Result `json:"results"`
 	Targets []Check  `json:"targets"`
 	Memory  []MemRow `json:"memory_per_held_lock,omitempty"`
+	// The waiting-clients case, its hold, and its open targets (apart
+	// from Targets: they judge work not done yet).
+	Waiters     []WaiterRow   `json:"waiting_clients,omitempty"`
+	Hold        time.Duration `json:"hold_ns,omitempty"`
+	OpenTargets []Check       `json:"open_targets,omitempty"`
+	Nodes       []NodeRow     `json:"nodes_curve,omitempty"`
 }
 
-func writeJSON(path string, env Env, o options, res []Result, mem []MemRow) error {
-	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: append(checks(res), memoryChecks(mem)...), Memory: mem}
+func writeJSON(path string, env Env, o options, res []Result, mem []MemRow, wait []WaiterRow, nodes []NodeRow) error {
+	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: append(checks(res), memoryChecks(mem)...), Memory: mem,
+		Waiters: wait, OpenTargets: waiterChecks(wait), Nodes: nodes}
+	if len(wait) > 0 {
+		f.Hold = o.hold
+	}
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -63,35 +65,43 @@ func serverStats(servers []*localredis.Server) map[string]int64 {
 	out := map[string]int64{}
 	for _, srv := range servers {
 		c := srv.Client()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		info, err := c.Info(ctx, "stats", "commandstats").Result()
-		cancel()
+		_ = addStats(c, out)
 		_ = c.Close()
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(info, "\n") {
-			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok {
-				continue
-			}
-			if strings.HasPrefix(k, "cmdstat_") {
-				for _, f := range strings.Split(v, ",") {
-					if n, c, ok := strings.Cut(f, "="); ok && (n == "calls" || n == "usec") {
-						x, _ := strconv.ParseInt(c, 10, 64)
-						out[k[len("cmdstat_"):]+"."+n] += x
-					}
-				}
-				continue
-			}
-			switch k {
-			case "total_commands_processed", "total_reads_processed", "total_writes_processed", "total_net_input_bytes", "total_net_output_bytes", "total_connections_received":
-				x, _ := strconv.ParseInt(v, 10, 64)
-				out[k] += x
-			}
-		}
 	}
 	return out
+}
+
+// addStats adds one server's INFO stats and commandstats counters to out:
+// "<command>.calls" and "<command>.usec" per command (commands a script
+// runs included), and the totals serverStats keeps.
+func addStats(c *redis.Client, out map[string]int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	info, err := c.Info(ctx, "stats", "commandstats").Result()
+	cancel()
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(k, "cmdstat_") {
+			for _, f := range strings.Split(v, ",") {
+				if n, c, ok := strings.Cut(f, "="); ok && (n == "calls" || n == "usec") {
+					x, _ := strconv.ParseInt(c, 10, 64)
+					out[k[len("cmdstat_"):]+"."+n] += x
+				}
+			}
+			continue
+		}
+		switch k {
+		case "total_commands_processed", "total_reads_processed", "total_writes_processed", "total_net_input_bytes", "total_net_output_bytes", "total_connections_received":
+			x, _ := strconv.ParseInt(v, 10, 64)
+			out[k] += x
+		}
+	}
+	return nil
 }
 
 // selfCPU is this process's user+system CPU time.

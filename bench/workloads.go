@@ -130,83 +130,110 @@ const handoffWorkers = 8
 func handoff(d, hold time.Duration) workload {
 	return func(ctx context.Context, e *entry, name string) sample {
 		m := mutex(e, name)
-		rctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		var (
-			mu       sync.Mutex
-			cond     = sync.NewCond(&mu)
-			last     = -1
-			released time.Time
-			s        = sample{perWorker: make([]int, handoffWorkers)}
-			stopped  atomic.Bool
-		)
-		// Wake sitters when the round ends.
+		locks := make([]lockFunc, handoffWorkers)
+		for w := range locks {
+			locks[w] = func(ctx context.Context) (unlocker, error) { return m.Lock(ctx) }
+		}
+		return contend(ctx, locks, d, hold, true)
+	}
+}
+
+// unlocker is a held lock of any implementation.
+type unlocker interface{ Unlock(context.Context) error }
+
+// lockFunc waits for a lock until it is obtained or ctx ends.
+type lockFunc func(ctx context.Context) (unlocker, error)
+
+// contend runs one goroutine per lock (all on the same name), each taking
+// its lock, keeping it for hold and releasing it, for d. With sitOut a
+// goroutine that released waits until another one acquired. Latency is
+// each Lock's wait; gap is from the previous holder's Unlock call to the
+// next Lock's return, whoever holds; perWorker counts acquisitions per
+// goroutine.
+func contend(ctx context.Context, locks []lockFunc, d, hold time.Duration, sitOut bool) sample {
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		last     = -1
+		released time.Time
+		s        = sample{perWorker: make([]int, len(locks))}
+		stopped  atomic.Bool
+	)
+	// Wake sitters when the round ends.
+	go func() {
+		<-rctx.Done()
+		stopped.Store(true)
+		mu.Lock()
+		cond.Broadcast()
+		mu.Unlock()
+	}()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w, lock := range locks {
+		wg.Add(1)
 		go func() {
-			<-rctx.Done()
-			stopped.Store(true)
-			mu.Lock()
-			cond.Broadcast()
-			mu.Unlock()
-		}()
-		start := time.Now()
-		var wg sync.WaitGroup
-		for w := range handoffWorkers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					mu.Lock()
-					for last == w && !stopped.Load() {
-						cond.Wait()
-					}
-					mu.Unlock()
-					if stopped.Load() {
-						return
-					}
-					t0 := time.Now()
-					l, err := m.Lock(rctx)
-					now := time.Now()
-					if err != nil {
-						if rctx.Err() == nil {
-							mu.Lock()
-							s.fail(err)
-							mu.Unlock()
-						}
-						return
-					}
-					mu.Lock()
-					inRound := !stopped.Load()
-					if inRound {
-						if !released.IsZero() {
-							s.gaps = append(s.gaps, now.Sub(released))
-						}
-						s.lat = append(s.lat, now.Sub(t0))
-						s.perWorker[w]++
-					}
-					last = w
-					cond.Broadcast()
-					mu.Unlock()
-					if hold > 0 {
-						time.Sleep(hold)
-					}
-					mu.Lock()
-					released = time.Now()
-					mu.Unlock()
-					uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
-					err = l.Unlock(uctx)
-					ucancel()
-					if err != nil {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				for sitOut && last == w && !stopped.Load() {
+					cond.Wait()
+				}
+				mu.Unlock()
+				if stopped.Load() {
+					return
+				}
+				t0 := time.Now()
+				l, err := lock(rctx)
+				now := time.Now()
+				if err != nil {
+					if rctx.Err() == nil {
 						mu.Lock()
 						s.fail(err)
 						mu.Unlock()
 					}
+					return
 				}
-			}()
-		}
-		wg.Wait()
-		s.elapsed = min(time.Since(start), d)
-		s.ops = len(s.lat)
-		return s
+				mu.Lock()
+				if !stopped.Load() {
+					if !released.IsZero() {
+						s.gaps = append(s.gaps, now.Sub(released))
+					}
+					s.lat = append(s.lat, now.Sub(t0))
+					s.perWorker[w]++
+				}
+				last = w
+				cond.Broadcast()
+				mu.Unlock()
+				holdAndRelease(ctx, l, hold, &mu, &released, &s)
+			}
+		}()
+	}
+	wg.Wait()
+	s.elapsed = min(time.Since(start), d)
+	s.ops = len(s.lat)
+	return s
+}
+
+// holdAndRelease keeps a held lock for hold, notes under mu when its
+// release began, and unlocks it (within unlockTimeout, also after ctx
+// ended: a round's end must not leave the lock held), counting a failed
+// Unlock in s.
+func holdAndRelease(ctx context.Context, l unlocker, hold time.Duration, mu *sync.Mutex, released *time.Time, s *sample) {
+	if hold > 0 {
+		time.Sleep(hold)
+	}
+	mu.Lock()
+	*released = time.Now()
+	mu.Unlock()
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+	err := l.Unlock(uctx)
+	cancel()
+	if err != nil {
+		mu.Lock()
+		s.fail(err)
+		mu.Unlock()
 	}
 }
 
