@@ -90,8 +90,7 @@
 // time in the order the runtime queued them. What is left is Go's runtime
 // (a select among several ready cases picks at random, maps iterate in a
 // random order, a goroutine that runs long is preempted on the wall clock;
-// the runtime's random seed is not ours to set) and a name made from a
-// pointer (the fair workload's dead waiter): a run that meets one can
+// the runtime's random seed is not ours to set): a run that meets one can
 // diverge from there. TestReplaySameTrace runs every quick cell twice, each
 // in its own process, and fails when fewer replay with the same hash than
 // testdata/replay-floor says; `chaos --mutants --sim` runs every seed of a
