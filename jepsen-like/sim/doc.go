@@ -87,7 +87,10 @@
 // racing at one instant would reorder), and TestCell, the entry point of
 // `quorumlock-lab chaos --sim` and of the mutants runner, runs on one processor
 // (GOMAXPROCS 1), so that goroutines woken at one instant run one at a
-// time in the order the runtime queued them. What is left is Go's runtime
+// time in the order the runtime queued them. A reconnected go-redis
+// PubSub resubscribes with its channels in map order; the network sorts
+// the channels of such a subscribe before the node sees them (and before
+// its jitter is drawn). What is left is Go's runtime
 // (a select among several ready cases picks at random, maps iterate in a
 // random order, a goroutine that runs long is preempted on the wall clock;
 // the runtime's random seed is not ours to set): a run that meets one can
