@@ -73,8 +73,10 @@
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 //
 // Every run has a trace hash (Outcome.Trace, TraceHash): every message a
-// link delivers, every client command a node runs, and the history (each
-// lock call's return, each fault edge), with virtual timestamps. The events
+// link delivers, every client command a node runs, every dial the network
+// refuses (go-redis retries it later: nothing else would show it), and
+// the history (each lock call's return, each fault edge), with virtual
+// timestamps. The events
 // of one virtual instant are hashed as a set, since goroutines woken at one
 // instant run in an order the Go scheduler picks; what they do to each
 // other shows in the replies and in later instants. SIM_TRACE=FILE writes

@@ -194,6 +194,9 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 	// a mutex keep a synctest bubble's clock from advancing, so a handshake
 	// that waits for time to pass would freeze the run.
 	if l := n.LinkOf(client, name); l.CutRequests || l.CutReplies || nd.isPaused() {
+		// Traced: a refused dial leaves nothing else in the trace, and
+		// go-redis retries it a second later.
+		n.trace.event("refused", nil, client, name)
 		return nil, ErrRefused
 	}
 	c := &conn{net: n, client: client, node: name, via: addr, born: time.Now()}
@@ -201,6 +204,7 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 	c.down = newHalf(c, false)
 	server := &serverConn{c: c}
 	if err := nd.serve(server); err != nil {
+		n.trace.event("refused", nil, client, name)
 		return nil, err
 	}
 	n.mu.Lock()
