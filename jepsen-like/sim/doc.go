@@ -73,8 +73,10 @@
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 //
 // Every run has a trace hash (Outcome.Trace, TraceHash): every message a
-// link delivers, every client command a node runs, and the history (each
-// lock call's return, each fault edge), with virtual timestamps. The events
+// link delivers, every client command a node runs, every dial the network
+// refuses (go-redis retries it later: nothing else would show it), and
+// the history (each lock call's return, each fault edge), with virtual
+// timestamps. The events
 // of one virtual instant are hashed as a set, since goroutines woken at one
 // instant run in an order the Go scheduler picks; what they do to each
 // other shows in the replies and in later instants. SIM_TRACE=FILE writes
@@ -87,11 +89,13 @@
 // racing at one instant would reorder), and TestCell, the entry point of
 // `quorumlock-lab chaos --sim` and of the mutants runner, runs on one processor
 // (GOMAXPROCS 1), so that goroutines woken at one instant run one at a
-// time in the order the runtime queued them. What is left is Go's runtime
+// time in the order the runtime queued them. A reconnected go-redis
+// PubSub resubscribes with its channels in map order; the network sorts
+// the channels of such a subscribe before the node sees them (and before
+// its jitter is drawn). What is left is Go's runtime
 // (a select among several ready cases picks at random, maps iterate in a
 // random order, a goroutine that runs long is preempted on the wall clock;
-// the runtime's random seed is not ours to set) and a name made from a
-// pointer (the fair workload's dead waiter): a run that meets one can
+// the runtime's random seed is not ours to set): a run that meets one can
 // diverge from there. TestReplaySameTrace runs every quick cell twice, each
 // in its own process, and fails when fewer replay with the same hash than
 // testdata/replay-floor says; `chaos --mutants --sim` runs every seed of a

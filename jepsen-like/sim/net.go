@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,6 +194,9 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 	// a mutex keep a synctest bubble's clock from advancing, so a handshake
 	// that waits for time to pass would freeze the run.
 	if l := n.LinkOf(client, name); l.CutRequests || l.CutReplies || nd.isPaused() {
+		// Traced: a refused dial leaves nothing else in the trace, and
+		// go-redis retries it a second later.
+		n.trace.event("refused", nil, client, name)
 		return nil, ErrRefused
 	}
 	c := &conn{net: n, client: client, node: name, via: addr, born: time.Now()}
@@ -199,6 +204,7 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 	c.down = newHalf(c, false)
 	server := &serverConn{c: c}
 	if err := nd.serve(server); err != nil {
+		n.trace.event("refused", nil, client, name)
 		return nil, err
 	}
 	n.mu.Lock()
@@ -299,6 +305,70 @@ func isPubSubMessage(msg []byte) bool {
 	return false
 }
 
+// sortedSubscribe returns msg, a client's write, with the channels of a
+// lone subscribe, psubscribe or ssubscribe of several in sorted order,
+// else msg itself. go-redis resubscribes a reconnected PubSub with its
+// channels in map order, which differs between runs of one seed: its bytes
+// would draw another jitter and the node would confirm the channels in
+// another order. Redis treats the channels of one command alike, so the
+// order is no part of what the client asked. A write the parser does not
+// read whole (a pipeline, another command) stays as it is.
+func sortedSubscribe(msg []byte) []byte {
+	rest, ok := bytes.CutPrefix(msg, []byte("*"))
+	if !ok {
+		return msg
+	}
+	line, rest, ok := bytes.Cut(rest, []byte("\r\n"))
+	n, err := strconv.Atoi(string(line))
+	if !ok || err != nil || n < 3 || n > len(msg) {
+		return msg
+	}
+	// bulk cuts the next bulk string off rest.
+	bulk := func() ([]byte, bool) {
+		l, ok := bytes.CutPrefix(rest, []byte("$"))
+		if !ok {
+			return nil, false
+		}
+		line, l, ok := bytes.Cut(l, []byte("\r\n"))
+		size, err := strconv.Atoi(string(line))
+		if !ok || err != nil || size < 0 || len(l) < size+2 || string(l[size:size+2]) != "\r\n" {
+			return nil, false
+		}
+		rest = l[size+2:]
+		return l[:size], true
+	}
+	// Every command passes here: look at its name (go-redis writes it in
+	// lower case) before anything else.
+	cmd, ok := bulk()
+	if !ok {
+		return msg
+	}
+	switch string(cmd) {
+	case "subscribe", "psubscribe", "ssubscribe":
+	default:
+		return msg
+	}
+	args := make([][]byte, 1, n)
+	args[0] = cmd
+	for range n - 1 {
+		a, ok := bulk()
+		if !ok {
+			return msg
+		}
+		args = append(args, a)
+	}
+	if len(rest) != 0 || slices.IsSortedFunc(args[1:], bytes.Compare) {
+		return msg
+	}
+	slices.SortFunc(args[1:], bytes.Compare)
+	out := fmt.Appendf(make([]byte, 0, len(msg)), "*%d\r\n", n)
+	for _, a := range args {
+		out = fmt.Appendf(out, "$%d\r\n", len(a))
+		out = append(append(out, a...), "\r\n"...)
+	}
+	return out
+}
+
 // conn is one connection: up carries the client's bytes to the node, down
 // the node's to the client.
 type conn struct {
@@ -379,6 +449,9 @@ func (h *half) isShut() bool {
 func (h *half) send(p []byte) (int, error) {
 	if h.isShut() {
 		return 0, net.ErrClosed
+	}
+	if h.up {
+		p = sortedSubscribe(p)
 	}
 	drop, delay := h.c.net.fate(h.c.client, h.c.node, h.up, p)
 	if !h.up && !drop && isPubSubMessage(p) {

@@ -96,3 +96,27 @@ func TestDropUnlocks(t *testing.T) {
 		}
 	})
 }
+
+// A resubscription's channels reach the node in one order whatever order
+// go-redis (a map) wrote them in; every other write passes unchanged.
+func TestSortedSubscribe(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"*3\r\n$9\r\nsubscribe\r\n$3\r\nzzz\r\n$2\r\naa\r\n", "*3\r\n$9\r\nsubscribe\r\n$2\r\naa\r\n$3\r\nzzz\r\n"},
+		{"*4\r\n$10\r\npsubscribe\r\n$1\r\nc\r\n$1\r\na\r\n$1\r\nb\r\n", "*4\r\n$10\r\npsubscribe\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"},
+		{"*3\r\n$9\r\nsubscribe\r\n$2\r\naa\r\n$3\r\nzzz\r\n", ""},
+		// Not one subscribe of several: a pipeline, another command, a
+		// torn write, one channel.
+		{"*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n$1\r\na\r\n*1\r\n$4\r\nping\r\n", ""},
+		{"*3\r\n$5\r\nmget\r\n$1\r\nb\r\n$1\r\na\r\n", ""},
+		{"*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n$1\r\na", ""},
+		{"*2\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n", ""},
+	} {
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if got := string(sortedSubscribe([]byte(c.in))); got != want {
+			t.Errorf("sortedSubscribe(%q) = %q, want %q", c.in, got, want)
+		}
+	}
+}

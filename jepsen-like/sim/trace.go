@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/fnv"
@@ -37,7 +39,7 @@ func ParseTraceHash(s string) (TraceHash, error) {
 
 // trace folds a run's events into one FNV-64a hash: every message a
 // link delivers (which connection end, when, its bytes), every client
-// command a node executes, and at the end the history (each lock call with
+// command a node executes, every dial the network refuses, and at the end the history (each lock call with
 // its return and outcome, each fault edge). Virtual instants are folded in
 // order; the events of one instant as a sorted set, since goroutines woken
 // at one instant run in an order the Go scheduler picks: what they do to
@@ -72,7 +74,12 @@ func newTrace() *trace {
 	t := &trace{h: fnv.New64a(), start: time.Now()}
 	if path := os.Getenv(traceEnv); path != "" {
 		if f, err := os.Create(path); err == nil {
-			t.log, t.close, t.logging = f, f.Close, true
+			// Buffered: a write per event would be a system call per
+			// event, and a goroutine in a system call may lose its
+			// processor to another, which reorders the run it traces.
+			w := bufio.NewWriterSize(f, 1<<20)
+			t.log, t.logging = w, true
+			t.close = func() error { return errors.Join(w.Flush(), f.Close()) }
 		}
 	}
 	return t

@@ -363,7 +363,9 @@ func (d *dying) Hold() Hold {
 func (d *dying) Lock(ctx context.Context) (Lease, error) {
 	if !d.died {
 		d.died = true
-		Die(ctx, d.nodes, d.name, fmt.Sprintf("dead|%p", d), d.ttl)
+		// One dying waiter per lock name, so the name names it; not its
+		// address, which differs between runs of one seed.
+		Die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
 	}
 	return d.Locker.Lock(ctx)
 }
