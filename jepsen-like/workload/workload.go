@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -210,6 +211,10 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 	cfg = cfg.withDefaults()
 	var wg sync.WaitGroup
 	p := &panics{}
+	wg.Go(func() {
+		<-ctx.Done()
+		rec.SetMeta(history.MetaRunEnd, strconv.FormatInt(int64(at(rec, time.Now())), 10))
+	})
 	for _, w := range workers {
 		wg.Go(func() {
 			r := runner{w: w, rec: rec, res: res, cfg: cfg, choices: newChoices(cfg, w.ID), panics: p}
