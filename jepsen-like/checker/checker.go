@@ -46,7 +46,8 @@ func (r Result) String() string {
 	return s
 }
 
-// Acquisitions counts acquire attempts by outcome.
+// Acquisitions counts acquire attempts by outcome, but for those still
+// under way when the run stopped (history.MetaRunEnd).
 type Acquisitions struct {
 	Attempted int `json:"attempted"`
 	Ok        int `json:"ok"`

@@ -13,8 +13,16 @@ import (
 func acquisitions(h history.History) (Acquisitions, Latency) {
 	var a Acquisitions
 	var d []time.Duration
+	end, ended := h.RunEnd()
 	for _, o := range h.Ops {
 		if o.Kind != history.Acquire {
+			continue
+		}
+		// An attempt still waiting when the run stopped was cut off by
+		// the run's end (a campaigner outlasted by the others, a Lock
+		// whose timeout runs past the end): it tells nothing of the
+		// lock's availability either way.
+		if ended && (!o.Returned() || o.Complete > end) {
 			continue
 		}
 		a.Attempted++

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -181,6 +182,20 @@ func (h History) Op(id OpID) (Op, bool) {
 		}
 	}
 	return Op{}, false
+}
+
+// MetaRunEnd is the label holding when the run stopped starting new
+// operations (its context ended), in nanoseconds on the history's clock;
+// operations still under way then finish after it.
+const MetaRunEnd = "run_end_ns"
+
+// RunEnd is the instant the run stopped (MetaRunEnd), if recorded.
+func (h History) RunEnd() (time.Duration, bool) {
+	n, err := strconv.ParseInt(h.Meta[MetaRunEnd], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(n), true
 }
 
 // End is the latest time stamped in the history (0 if empty).

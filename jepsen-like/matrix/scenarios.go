@@ -451,7 +451,14 @@ func holderCutPlan(c *cell) (plan, error) {
 				return plan{}, err
 			}
 			opts[w] = append(opts[w], localredis.ClientOptions(px.Addr()))
-			cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px})
+			// An election's leader is cut off loudly (its connections
+			// refused): a silent cut makes each of its Proclaims wait the
+			// attempt timeout, which outlasts the short lease, so no
+			// Proclaim could return while its term still holds and
+			// followers read it — the span a Proclaim that reports
+			// success without a quorum shows in.
+			loud := c.sc.ID == "holder-isolated" && c.kind == workload.Election
+			cuts[w] = append(cuts[w], &chaos.Partition{Proxy: px, Loud: loud})
 		}
 	}
 	// The holder works 2½ leases: its keys expire about one lease

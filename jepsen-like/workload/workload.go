@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -130,12 +131,16 @@ type Config struct {
 	// its k-th tenure works and thinks for the k-th pair of Choices,
 	// whether its acquisition succeeded or not.
 	Seed uint64
-	// Proclaims is how often a holder whose Lease is a Proclaimer (an
-	// election's leader) proclaims a new value while it holds, the first
-	// right after its acquire; default 50 ms.
+	// Proclaims is the pause between the Proclaims of a holder whose
+	// Lease is a Proclaimer (an election's leader) while it holds, the
+	// first right after its acquire; default 100 ms. A pause, not a
+	// period: after a Proclaim that a fault held up, nodes that missed it
+	// keep the older value for a whole pause, while followers (who read
+	// more often) read it.
 	Proclaims time.Duration
 	// LeaderReads is how often a worker whose Locker is a LeaderReader
-	// (an election's follower) reads the leader; default 50 ms.
+	// (an election's follower) reads the leader; default 25 ms (a
+	// quarter of the Proclaims' pause).
 	LeaderReads time.Duration
 }
 
@@ -153,10 +158,10 @@ func (c Config) withDefaults() Config {
 		c.ReleaseTimeout = time.Second
 	}
 	if c.Proclaims <= 0 {
-		c.Proclaims = 50 * time.Millisecond
+		c.Proclaims = 100 * time.Millisecond
 	}
 	if c.LeaderReads <= 0 {
-		c.LeaderReads = 50 * time.Millisecond
+		c.LeaderReads = 25 * time.Millisecond
 	}
 	return c
 }
@@ -210,6 +215,10 @@ func Run(ctx context.Context, rec *history.Recorder, res *resource.Counter, work
 	cfg = cfg.withDefaults()
 	var wg sync.WaitGroup
 	p := &panics{}
+	wg.Go(func() {
+		<-ctx.Done()
+		rec.SetMeta(history.MetaRunEnd, strconv.FormatInt(int64(at(rec, time.Now())), 10))
+	})
 	for _, w := range workers {
 		wg.Go(func() {
 			r := runner{w: w, rec: rec, res: res, cfg: cfg, choices: newChoices(cfg, w.ID), panics: p}
@@ -418,10 +427,10 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	rel.Ok()
 }
 
-// proclaim proclaims a new value every cfg.Proclaims, from now until stop
-// closes or the lease ends (done), recording each Proclaim.
+// proclaim proclaims a new value, pausing cfg.Proclaims after each, from
+// now until stop closes or the lease ends (done), recording each Proclaim.
 func (r *runner) proclaim(ctx context.Context, p Proclaimer, lease history.OpID, term int64, done <-chan struct{}, stop <-chan struct{}) {
-	t := time.NewTicker(r.cfg.Proclaims)
+	t := time.NewTimer(r.cfg.Proclaims)
 	defer t.Stop()
 	for k := 1; ; k++ {
 		v := ProclaimValue(r.w.ID, term, k)
@@ -437,6 +446,7 @@ func (r *runner) proclaim(ctx context.Context, p Proclaimer, lease history.OpID,
 		default:
 			call.Unknown(err)
 		}
+		t.Reset(r.cfg.Proclaims)
 		select {
 		case <-t.C:
 		case <-stop:
