@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testmode"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
@@ -158,8 +159,14 @@ func TestPermanentErrorsEndLock(t *testing.T) {
 	noEvalsha := strings.Replace(aclLockClient, " +evalsha", "", 1)
 	urls := aclServers(t, 3, map[string]string{"noevalsha": noEvalsha})
 	wrongPass := strings.ReplaceAll(urls["noevalsha"], "noevalsha-pw@", "not-the-pw@")
+	// In Functions mode the client calls FCALL, which the user may not run
+	// either: that is the permission to name.
+	script := "+evalsha"
+	if testmode.Functions {
+		script = "+fcall"
+	}
 	for _, tc := range []struct{ name, urls, want string }{
-		{"no +evalsha", urls["noevalsha"], "+evalsha"},
+		{"no +evalsha", urls["noevalsha"], script},
 		{"wrong password", wrongPass, "WRONGPASS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
