@@ -202,8 +202,8 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if f := cfg.factor; f < 0 || f >= 1 || f != f {
 		return nil, fmt.Errorf("quorumlock: WithDriftFactor(%v): the factor must be in [0, 1); default %v", f, drift.DefaultFactor)
 	}
-	if cfg.ttl > MaxTTL {
-		return nil, fmt.Errorf("quorumlock: WithTTL(%v): above the longest TTL, %v (MaxTTL): restart detection keeps a restarted node out for a TTL", cfg.ttl, MaxTTL)
+	if err := checkMaxTTL("WithTTL", cfg.ttl); err != nil {
+		return nil, fmt.Errorf("%w: restart detection keeps a restarted node out for a TTL", err)
 	}
 	if err := drift.Check(cfg.ttl, cfg.factor); err != nil {
 		return nil, optionErr(fmt.Sprintf("WithTTL(%v)", cfg.ttl), err)

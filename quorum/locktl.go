@@ -23,8 +23,8 @@ func checkLockTTL(d time.Duration, factor float64) error {
 	if d < 0 {
 		return fmt.Errorf("quorumlock: WithLockTTL(%v): the TTL must not be negative (0: the client's TTL)", d)
 	}
-	if d > MaxTTL {
-		return fmt.Errorf("quorumlock: WithLockTTL(%v): above the longest TTL, %v (MaxTTL)", d, MaxTTL)
+	if err := checkMaxTTL("WithLockTTL", d); err != nil {
+		return err
 	}
 	if d > 0 {
 		if err := drift.Check(d, factor); err != nil {

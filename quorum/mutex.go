@@ -109,8 +109,8 @@ func (c *Client) buildMutex(names []string, opts []MutexOption, check func(strin
 	if m.cfg.leaseTime < 0 {
 		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): the lease time must not be negative (0: renewed by the watchdog)", m.cfg.leaseTime)
 	}
-	if m.cfg.leaseTime > MaxTTL {
-		return nil, fmt.Errorf("quorumlock: WithLeaseTime(%v): above the longest TTL, %v (MaxTTL)", m.cfg.leaseTime, MaxTTL)
+	if err := checkMaxTTL("WithLeaseTime", m.cfg.leaseTime); err != nil {
+		return nil, err
 	}
 	if m.cfg.leaseTime > 0 {
 		if err := drift.Check(m.cfg.leaseTime, c.cfg.factor); err != nil {

@@ -16,6 +16,14 @@ const MaxNameLen = 1024
 // a longer one would keep it out for days.
 const MaxTTL = 24 * time.Hour
 
+// checkMaxTTL refuses a TTL above MaxTTL, naming option.
+func checkMaxTTL(option string, d time.Duration) error {
+	if d > MaxTTL {
+		return fmt.Errorf("quorumlock: %s(%v): above the longest TTL, %v (MaxTTL)", option, d, MaxTTL)
+	}
+	return nil
+}
+
 // ErrReservedName: a lock name that starts with ElectionPrefix belongs to
 // an election (Client.Election); Mutex and the other lock kinds refuse it.
 var ErrReservedName = errors.New("quorumlock: the lock name is reserved for elections")
