@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,15 +65,27 @@ func pauseAll(t *testing.T, servers ...*localredis.Server) func() {
 
 // leadFor10s campaigns in election name with "v1", with a term TTL of
 // 10 s (longer than any test here), and resigns when the test ends.
-func leadFor10s(t *testing.T, clients []redis.UniversalClient, name string) *Term {
+func leadFor10s(t *testing.T, servers []*localredis.Server, clients []redis.UniversalClient, name string) *Term {
 	t.Helper()
 	e := mustElection(t, newClient(t, clients, WithTTL(10*time.Second)), name)
-	term, err := e.TryCampaign(t.Context(), "v1")
-	if err != nil {
-		t.Fatal(err)
+	// TryCampaign returns once a quorum took the term and its value; a
+	// node whose lock landed after the value went by holds the term with
+	// no value (rev 0). The tests below count revs per node, so they start
+	// from a term whose first value is on every node.
+	for try := 0; ; try++ {
+		term, err := e.TryCampaign(t.Context(), "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs := committedRevs(t, servers, name)
+		if slices.Equal(revs, []int64{1, 1, 1, 1, 1}[:len(servers)]) {
+			t.Cleanup(func() { _ = term.Resign(context.Background()) })
+			return term
+		}
+		if err := term.Resign(t.Context()); err != nil || try == 4 {
+			t.Fatalf("first value's revs %v after %d campaigns (%v)", revs, try+1, err)
+		}
 	}
-	t.Cleanup(func() { _ = term.Resign(context.Background()) })
-	return term
 }
 
 // wantLeader fails t unless Leader reads term's number and value v.
@@ -115,7 +128,7 @@ func committedRevs(t *testing.T, servers []*localredis.Server, name string) []in
 func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, nil)
 	ctx := t.Context()
-	term := leadFor10s(t, clients, "flip")
+	term := leadFor10s(t, servers, clients, "flip")
 
 	killAll(t, servers[:3]...)
 	err := term.Proclaim(ctx, "v2")
@@ -161,7 +174,7 @@ func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 func TestElectionReadWritesBack(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, nil)
 	ctx := t.Context()
-	term := leadFor10s(t, clients, "wb")
+	term := leadFor10s(t, servers, clients, "wb")
 	laggards := []*localredis.Server{servers[0], servers[4]}
 	killAll(t, laggards...)
 	if err := term.Proclaim(ctx, "v2"); err != nil {
@@ -235,7 +248,7 @@ func TestElectionUnfinishedProclaim(t *testing.T) {
 	servers, clients := persistentCluster(t, 5, func(i int) redis.Hook { return commitHook(&lose[i]) })
 	readerClients := clientsOf(t, servers, nil)
 	ctx := t.Context()
-	term := leadFor10s(t, clients, "half")
+	term := leadFor10s(t, servers, clients, "half")
 	for i := 2; i < 5; i++ {
 		lose[i].Store(true)
 	}
