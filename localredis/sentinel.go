@@ -68,6 +68,34 @@ type Group struct {
 // failover can start at once. The context bounds the start, not the
 // deployment's life: call Stop.
 func StartSentinel(ctx context.Context, cfg SentinelConfig) (_ *Sentinel, err error) {
+	if cfg, err = cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	bin, err := FindSentinel()
+	if err != nil {
+		return nil, err
+	}
+	d := &Sentinel{Quorum: cfg.Sentinels/2 + 1}
+	defer func() {
+		if err != nil {
+			d.Stop()
+		}
+	}()
+	if err := d.startGroups(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if err := d.startSentinels(ctx, bin, cfg); err != nil {
+		return nil, err
+	}
+	if err := d.waitKnown(ctx, cfg.Replicas); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// withDefaults fills cfg's zero fields with their defaults and refuses
+// what StartSentinel cannot honour.
+func (cfg SentinelConfig) withDefaults() (SentinelConfig, error) {
 	if cfg.Groups == 0 {
 		cfg.Groups = 1
 	}
@@ -84,25 +112,21 @@ func StartSentinel(ctx context.Context, cfg SentinelConfig) (_ *Sentinel, err er
 		cfg.FailoverTimeout = 2 * time.Second
 	}
 	if cfg.Groups < 0 || cfg.Replicas < 0 || cfg.Sentinels < 0 {
-		return nil, errors.New("quorumlock: negative SentinelConfig count")
+		return cfg, errors.New("quorumlock: negative SentinelConfig count")
 	}
 	if cfg.Server.ReplicaOf != "" || cfg.Server.Port != 0 || cfg.Server.Dir != "" {
-		return nil, errors.New("quorumlock: StartSentinel sets ReplicaOf, Port and Dir itself; leave them empty in SentinelConfig.Server")
+		return cfg, errors.New("quorumlock: StartSentinel sets ReplicaOf, Port and Dir itself; leave them empty in SentinelConfig.Server")
 	}
-	bin, err := FindSentinel()
-	if err != nil {
-		return nil, err
-	}
-	d := &Sentinel{Quorum: cfg.Sentinels/2 + 1}
-	defer func() {
-		if err != nil {
-			d.Stop()
-		}
-	}()
+	return cfg, nil
+}
 
+// startGroups starts each group's master, then its replicas (groups in
+// parallel), and waits until every replica is in sync. What it started is
+// in d.Groups, for Stop, even when it fails.
+func (d *Sentinel) startGroups(ctx context.Context, cfg SentinelConfig) error {
 	masters, err := StartN(ctx, cfg.Groups, cfg.Server)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i, m := range masters {
 		d.Groups = append(d.Groups, &Group{Name: "g" + strconv.Itoa(i), Servers: []*Server{m}})
@@ -130,10 +154,12 @@ func StartSentinel(ctx context.Context, cfg SentinelConfig) (_ *Sentinel, err er
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
+	return errors.Join(errs...)
+}
 
+// sentinelConf is the configuration every sentinel starts from: one
+// monitored master per group.
+func (d *Sentinel) sentinelConf(cfg SentinelConfig) string {
 	var conf strings.Builder
 	for _, g := range d.Groups {
 		ms := g.Name
@@ -142,41 +168,50 @@ func StartSentinel(ctx context.Context, cfg SentinelConfig) (_ *Sentinel, err er
 		fmt.Fprintf(&conf, "sentinel failover-timeout %s %d\n", ms, cfg.FailoverTimeout.Milliseconds())
 		fmt.Fprintf(&conf, "sentinel parallel-syncs %s 1\n", ms)
 	}
+	return conf.String()
+}
+
+// startSentinels starts cfg.Sentinels sentinel processes (in parallel),
+// each with its own copy of the configuration in its own directory, since
+// a sentinel rewrites its file.
+func (d *Sentinel) startSentinels(ctx context.Context, bin string, cfg SentinelConfig) error {
+	conf := d.sentinelConf(cfg)
 	d.Sentinels = make([]*Server, cfg.Sentinels)
-	serrs := make([]error, cfg.Sentinels)
+	errs := make([]error, cfg.Sentinels)
+	var wg sync.WaitGroup
 	for i := range d.Sentinels {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dir, err := os.MkdirTemp("", "quorumlock-sentinel-*")
-			if err != nil {
-				serrs[i] = err
-				return
-			}
-			file := filepath.Join(dir, "sentinel.conf")
-			if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
-				_ = os.RemoveAll(dir)
-				serrs[i] = err
-				return
-			}
-			s, err := Start(ctx, Config{Bin: bin, ConfigFile: file, Dir: dir})
-			if err != nil {
-				_ = os.RemoveAll(dir)
-				serrs[i] = err
-				return
-			}
-			s.tempDir = true // Stop removes the directory made here
-			d.Sentinels[i] = s
+			d.Sentinels[i], errs[i] = startSentinel(ctx, bin, conf)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(serrs...); err != nil {
-		return nil, fmt.Errorf("quorumlock: start sentinels: %w", err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("quorumlock: start sentinels: %w", err)
 	}
-	if err := d.waitKnown(ctx, cfg.Replicas); err != nil {
+	return nil
+}
+
+// startSentinel starts one sentinel from conf in a new directory, which
+// its Stop removes.
+func startSentinel(ctx context.Context, bin, conf string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "quorumlock-sentinel-*")
+	if err != nil {
 		return nil, err
 	}
-	return d, nil
+	file := filepath.Join(dir, "sentinel.conf")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s, err := Start(ctx, Config{Bin: bin, ConfigFile: file, Dir: dir})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s.tempDir = true
+	return s, nil
 }
 
 // waitInSync waits until replica r reports master_link_status:up.

@@ -337,19 +337,16 @@ func placements(ctx context.Context, n *node.Node, cc *redis.ClusterClient, name
 	return out
 }
 
+// addFinding records one finding.
+type addFinding func(s Severity, msg string, nodes ...string)
+
 // findings grades the facts.
 func (t *Tools) findings(r *Report) []Finding {
 	var fs []Finding
 	add := func(s Severity, msg string, nodes ...string) {
 		fs = append(fs, Finding{Severity: s, Nodes: nodes, Message: msg})
 	}
-	n := len(t.nodes)
-	switch {
-	case n < 3:
-		add(Warning, fmt.Sprintf("%d node(s): a majority of %d survives no node failure; use 3 (survive 1) or 5 (survive 2) independent servers", n, n/2+1))
-	case n%2 == 0:
-		add(Notice, fmt.Sprintf("%d nodes survive as many failures as %d; an odd number saves a server", n, n-1))
-	}
+	t.countFindings(add)
 	byRun := map[string][]ServerFacts{}
 	for _, s := range r.Servers {
 		if s.Err != nil {
@@ -359,48 +356,79 @@ func (t *Tools) findings(r *Report) []Finding {
 		if s.RunID != "" {
 			byRun[s.RunID] = append(byRun[s.RunID], s)
 		}
-		if s.Role != "" && s.Role != "master" {
-			add(Problem, fmt.Sprintf("is a replica (of %s), not a master: it refuses lock writes (READONLY), or with replica-read-only no loses them at the next sync; give the quorum masters only", s.MasterAddr), s.Addr)
-		}
-		if s.Policy != "" && s.Policy != "noeviction" {
-			if s.MaxMemory > 0 {
-				add(Problem, fmt.Sprintf("maxmemory-policy %s with maxmemory %d can evict lock keys under memory pressure (they carry a TTL, so volatile-* policies take them too): a held lock would vanish; set maxmemory-policy noeviction", s.Policy, s.MaxMemory), s.Addr)
-			} else {
-				add(Warning, fmt.Sprintf("maxmemory-policy %s would evict lock keys as soon as a maxmemory limit is set; set maxmemory-policy noeviction", s.Policy), s.Addr)
-			}
-		}
-		switch {
-		case !s.AOF && t.cfg.RestartDetection:
-			if t.cfg.Fencing {
-				add(Warning, "persistence off (appendonly no): restart detection keeps a crashed node out while its locks expire, but its fencing counters are lost, so tokens may go back after a crash; set appendonly yes and appendfsync always", s.Addr)
-			} else {
-				add(Notice, "persistence off (appendonly no): a crash loses its locks; restart detection keeps it from voting until they have expired", s.Addr)
-			}
-		case !s.AOF:
-			msg := "persistence off (appendonly no): after a crash and restart it forgets the locks it granted and may grant them again while the holder still runs"
-			if s.Save != "" {
-				msg = fmt.Sprintf("no AOF, only RDB snapshots (save %q): a crash loses every lock granted since the last snapshot, so it may grant them again while the holder still runs", s.Save)
-			}
-			add(Warning, msg+"; set appendonly yes with appendfsync always, or drop WithoutRestartDetection (restart detection is on by default for nodes without it)", s.Addr)
-		case s.AppendFsync != "" && s.AppendFsync != "always":
-			sev := Notice
-			if t.cfg.Fencing && !t.cfg.RestartDetection {
-				sev = Warning
-			}
-			add(sev, fmt.Sprintf("appendonly yes with appendfsync %s: a power loss can lose the last writes (lock grants, fencing counters); appendfsync always keeps them", s.AppendFsync), s.Addr)
-		}
-		if s.Role == "master" {
-			switch {
-			case t.cfg.WaitReplicas > 0 && s.Replicas < t.cfg.WaitReplicas:
-				add(Problem, fmt.Sprintf("WithReplicaAck asks %d replica(s) to acknowledge, but %d are connected: this node never votes", t.cfg.WaitReplicas, s.Replicas), s.Addr)
-			case t.cfg.WaitReplicas == 0 && s.Replicas > 0:
-				add(Notice, fmt.Sprintf("has %d replica(s): if they can be promoted (Sentinel, Cluster), a failover can lose lock keys; WithReplicaAck makes a vote count only once replicas have the write", s.Replicas), s.Addr)
-			}
-		}
-		if d := t.cfg.TTL; s.Uptime < d && !t.cfg.RestartDetection {
-			add(Notice, fmt.Sprintf("up only %v, less than the TTL %v: if it restarted empty it may hold fewer locks than it granted; restart detection (the default, off with WithoutRestartDetection) waits for that", s.Uptime, d), s.Addr)
+		t.serverFindings(s, add)
+	}
+	sharedServerFindings(byRun, add)
+	t.keyFindings(r, add)
+	return fs
+}
+
+// countFindings grades the number of nodes.
+func (t *Tools) countFindings(add addFinding) {
+	n := len(t.nodes)
+	switch {
+	case n < 3:
+		add(Warning, fmt.Sprintf("%d node(s): a majority of %d survives no node failure; use 3 (survive 1) or 5 (survive 2) independent servers", n, n/2+1))
+	case n%2 == 0:
+		add(Notice, fmt.Sprintf("%d nodes survive as many failures as %d; an odd number saves a server", n, n-1))
+	}
+}
+
+// serverFindings grades one server's role, eviction policy, persistence,
+// replicas and uptime.
+func (t *Tools) serverFindings(s ServerFacts, add addFinding) {
+	if s.Role != "" && s.Role != "master" {
+		add(Problem, fmt.Sprintf("is a replica (of %s), not a master: it refuses lock writes (READONLY), or with replica-read-only no loses them at the next sync; give the quorum masters only", s.MasterAddr), s.Addr)
+	}
+	if s.Policy != "" && s.Policy != "noeviction" {
+		if s.MaxMemory > 0 {
+			add(Problem, fmt.Sprintf("maxmemory-policy %s with maxmemory %d can evict lock keys under memory pressure (they carry a TTL, so volatile-* policies take them too): a held lock would vanish; set maxmemory-policy noeviction", s.Policy, s.MaxMemory), s.Addr)
+		} else {
+			add(Warning, fmt.Sprintf("maxmemory-policy %s would evict lock keys as soon as a maxmemory limit is set; set maxmemory-policy noeviction", s.Policy), s.Addr)
 		}
 	}
+	t.persistenceFindings(s, add)
+	if s.Role == "master" {
+		switch {
+		case t.cfg.WaitReplicas > 0 && s.Replicas < t.cfg.WaitReplicas:
+			add(Problem, fmt.Sprintf("WithReplicaAck asks %d replica(s) to acknowledge, but %d are connected: this node never votes", t.cfg.WaitReplicas, s.Replicas), s.Addr)
+		case t.cfg.WaitReplicas == 0 && s.Replicas > 0:
+			add(Notice, fmt.Sprintf("has %d replica(s): if they can be promoted (Sentinel, Cluster), a failover can lose lock keys; WithReplicaAck makes a vote count only once replicas have the write", s.Replicas), s.Addr)
+		}
+	}
+	if d := t.cfg.TTL; s.Uptime < d && !t.cfg.RestartDetection {
+		add(Notice, fmt.Sprintf("up only %v, less than the TTL %v: if it restarted empty it may hold fewer locks than it granted; restart detection (the default, off with WithoutRestartDetection) waits for that", s.Uptime, d), s.Addr)
+	}
+}
+
+// persistenceFindings grades what a server keeps of its locks across a
+// crash, given restart detection and fencing.
+func (t *Tools) persistenceFindings(s ServerFacts, add addFinding) {
+	switch {
+	case !s.AOF && t.cfg.RestartDetection:
+		if t.cfg.Fencing {
+			add(Warning, "persistence off (appendonly no): restart detection keeps a crashed node out while its locks expire, but its fencing counters are lost, so tokens may go back after a crash; set appendonly yes and appendfsync always", s.Addr)
+		} else {
+			add(Notice, "persistence off (appendonly no): a crash loses its locks; restart detection keeps it from voting until they have expired", s.Addr)
+		}
+	case !s.AOF:
+		msg := "persistence off (appendonly no): after a crash and restart it forgets the locks it granted and may grant them again while the holder still runs"
+		if s.Save != "" {
+			msg = fmt.Sprintf("no AOF, only RDB snapshots (save %q): a crash loses every lock granted since the last snapshot, so it may grant them again while the holder still runs", s.Save)
+		}
+		add(Warning, msg+"; set appendonly yes with appendfsync always, or drop WithoutRestartDetection (restart detection is on by default for nodes without it)", s.Addr)
+	case s.AppendFsync != "" && s.AppendFsync != "always":
+		sev := Notice
+		if t.cfg.Fencing && !t.cfg.RestartDetection {
+			sev = Warning
+		}
+		add(sev, fmt.Sprintf("appendonly yes with appendfsync %s: a power loss can lose the last writes (lock grants, fencing counters); appendfsync always keeps them", s.AppendFsync), s.Addr)
+	}
+}
+
+// sharedServerFindings flags one server reached through several nodes
+// (byRun groups the servers by run_id): it votes more than once.
+func sharedServerFindings(byRun map[string][]ServerFacts, add addFinding) {
 	runs := make([]string, 0, len(byRun))
 	for id := range byRun {
 		runs = append(runs, id)
@@ -418,6 +446,11 @@ func (t *Tools) findings(r *Report) []Finding {
 			add(Problem, fmt.Sprintf("the same server (run_id %.8s…) is reached through %d nodes: it votes %d times, so a \"majority\" can be fewer servers than it looks; give each node a distinct server", id, len(nodes), len(nodes)), addrs...)
 		}
 	}
+}
+
+// keyFindings grades the key prefix and where each lock's keys live on a
+// Cluster.
+func (t *Tools) keyFindings(r *Report, add addFinding) {
 	if strings.ContainsAny(t.cfg.Prefix, "{}") {
 		add(Warning, fmt.Sprintf("the key prefix %q has a brace: on a Cluster every lock's keys may hash to one slot (or a lock's keys to different slots); keep braces out of WithKeyPrefix", t.cfg.Prefix))
 	}
@@ -426,5 +459,4 @@ func (t *Tools) findings(r *Report) []Finding {
 			add(Problem, fmt.Sprintf("the keys of lock %q are in slots %v, not one slot: the scripts would fail (CROSSSLOT); check WithKeyPrefix", p.Name, p.Slots), p.Node)
 		}
 	}
-	return fs
 }
