@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
@@ -22,13 +21,7 @@ import (
 // nodes starts n redis-server processes and a quorum client over them.
 func nodes(t *testing.T, n int, opts ...quorum.Option) ([]*localredis.Server, *quorum.Client) {
 	t.Helper()
-	servers := localredis.StartNT(t, n, localredis.Config{})
-	clients := make([]redis.UniversalClient, n)
-	for i, s := range servers {
-		c := s.Client()
-		clients[i] = c
-		t.Cleanup(func() { _ = c.Close() })
-	}
+	servers, clients := testutil.Servers(t, n, localredis.Config{})
 	c, err := quorum.New(clients, opts...)
 	if err != nil {
 		t.Fatal(err)

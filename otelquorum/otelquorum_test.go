@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/otelquorum"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -110,14 +111,8 @@ func has(set attribute.Set, where []attribute.KeyValue) bool {
 
 func nodes(t *testing.T, n int) []redis.UniversalClient {
 	t.Helper()
-	servers := localredis.StartNT(t, n, localredis.Config{})
-	out := make([]redis.UniversalClient, n)
-	for i, s := range servers {
-		c := s.Client()
-		t.Cleanup(func() { _ = c.Close() })
-		out[i] = c
-	}
-	return out
+	_, clients := testutil.Servers(t, n, localredis.Config{})
+	return clients
 }
 
 // A contended run: three workers take one lock four times each while

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
+	"github.com/quorumlock/quorumlock/localredis"
 )
 
 // rawFloor is the least a lock on n nodes can cost: SET NX PX and a Lua
@@ -65,7 +68,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 }
 
 func benchLockUnlock(b *testing.B, n, g int, fencing bool) {
-	_, clients := benchCluster(b, n)
+	_, clients := testutil.Servers(b, n, localredis.Config{})
 	opts := []Option{}
 	if fencing {
 		opts = append(opts, WithFencing(true))
@@ -131,7 +134,7 @@ func benchLockUnlock(b *testing.B, n, g int, fencing bool) {
 // BenchmarkLockUnlockFencing is Lock+Unlock with fencing tokens on 5 nodes,
 // next to the same without fencing in the same run (metric x-unfenced).
 func BenchmarkLockUnlockFencing(b *testing.B) {
-	_, clients := benchCluster(b, 5)
+	_, clients := testutil.Servers(b, 5, localredis.Config{})
 	ctx := context.Background()
 	mk := func(opts ...Option) *Mutex {
 		c, err := New(clients, opts...)
@@ -174,7 +177,7 @@ func BenchmarkLockUnlockFencing(b *testing.B) {
 func BenchmarkHandoff(b *testing.B) {
 	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			_, clients := benchCluster(b, n)
+			_, clients := testutil.Servers(b, n, localredis.Config{})
 			c, err := New(clients)
 			if err != nil {
 				b.Fatal(err)

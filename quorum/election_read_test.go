@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -20,7 +21,7 @@ import (
 func persistentCluster(t *testing.T, n int, hook func(i int) redis.Hook) ([]*localredis.Server, []redis.UniversalClient) {
 	t.Helper()
 	servers := localredis.StartNT(t, n, localredis.Config{Persistence: localredis.AOFAlways})
-	return servers, clientsOf(t, servers, hook)
+	return servers, testutil.Clients(t, servers, hook)
 }
 
 func killAll(t *testing.T, servers ...*localredis.Server) {
@@ -246,7 +247,7 @@ func (f failHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 func TestElectionUnfinishedProclaim(t *testing.T) {
 	var lose [5]atomic.Bool
 	servers, clients := persistentCluster(t, 5, func(i int) redis.Hook { return commitHook(&lose[i]) })
-	readerClients := clientsOf(t, servers, nil)
+	readerClients := testutil.Clients(t, servers, nil)
 	ctx := t.Context()
 	term := leadFor10s(t, servers, clients, "half")
 	for i := 2; i < 5; i++ {

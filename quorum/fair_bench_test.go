@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -24,13 +25,13 @@ import (
 //
 //	go test -run '^$' -bench 'HandoffFair' -benchtime 400x ./quorum/
 func BenchmarkHandoffFair(b *testing.B) {
-	servers, _ := benchCluster(b, 5)
+	servers, _ := testutil.Servers(b, 5, localredis.Config{})
 	for _, clients := range []int{1, 3} {
 		for _, kind := range []string{"mutex", "fair"} {
 			b.Run(fmt.Sprintf("N=5/clients=%d/%s", clients, kind), func(b *testing.B) {
 				ls := make([]handoffLocker, clients)
 				for i := range ls {
-					c, err := New(clientsOf(b, servers, nil))
+					c, err := New(testutil.Clients(b, servers, nil))
 					if err != nil {
 						b.Fatal(err)
 					}

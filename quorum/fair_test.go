@@ -18,6 +18,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -112,7 +113,7 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 	// onGrant runs inside Lock right after the acquisition, so the history
 	// is in acquisition order; which worker it was is filled in below.
 	for i := range fms {
-		c := newClient(t, clientsOf(t, servers, nil), WithTTL(2*time.Second), WithFencing(true))
+		c := newClient(t, testutil.Clients(t, servers, nil), WithTTL(2*time.Second), WithFencing(true))
 		fms[i] = mustFair(t, c, "fifo")
 		fms[i].onGrant = func(waiter string, ticket int64) {
 			mu.Lock()
@@ -423,7 +424,7 @@ func TestFairMutexKilledWaiter(t *testing.T) {
 	dead := fairOther(lines[0], holderID).Waiter
 
 	// A waiter behind it, in this process.
-	c2 := newClient(t, clientsOf(t, servers, nil), WithTTL(ttl))
+	c2 := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl))
 	f2 := mustFair(t, c2, "kill")
 	var behind string
 	f2.onGrant = func(w string, _ int64) { behind = w }
@@ -604,7 +605,7 @@ func TestFairMutexPartitionedWaiter(t *testing.T) {
 				order []result
 			)
 			pc := newClient(t, pclients, opts...)
-			bc := newClient(t, clientsOf(t, servers, nil), opts...)
+			bc := newClient(t, testutil.Clients(t, servers, nil), opts...)
 			done := make(chan struct{}, 2)
 			var wg sync.WaitGroup
 			t.Cleanup(func() { cancel(); wg.Wait() }) // before the clients close

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/testmode"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
@@ -151,13 +150,8 @@ func exercise(t *testing.T, c *quorum.Client, fencing bool, between func()) {
 // lost the library (FUNCTION FLUSH: as a restart without persistence) is
 // given it back by the next call.
 func TestFunctionsMode(t *testing.T) {
-	servers := localredis.StartNT(t, 3, localredis.Config{})
-	clients := make([]redis.UniversalClient, len(servers))
-	admins := make([]*redis.Client, len(servers))
-	for i, s := range servers {
-		clients[i], admins[i] = s.Client(), s.Client()
-		t.Cleanup(func() { clients[i].Close(); admins[i].Close() })
-	}
+	servers, clients := testutil.Servers(t, 3, localredis.Config{})
+	admins := testutil.Clients(t, servers, nil)
 	c, err := quorum.New(clients, quorum.WithFunctions(true), quorum.WithFencing(true),
 		quorum.WithTTL(2*time.Second), quorum.WithRetryInterval(200*time.Millisecond))
 	if err != nil {

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 // A handle counts its live leases, and a second Lock on it while one
@@ -16,7 +19,8 @@ import (
 // straight to the acquire script: node.Lock.ExpectHeld).
 func TestLiveLeasesHint(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients)
+	counted, tries := attempts()
+	c := newClient(t, clients, counted)
 	m := mustMutex(t, c, "hint")
 	ctx := t.Context()
 	l1, err := m.Lock(ctx)
@@ -29,8 +33,9 @@ func TestLiveLeasesHint(t *testing.T) {
 	if _, err := m.TryLock(ctx); err == nil {
 		t.Fatal("TryLock granted while this handle holds the lock")
 	}
+	before := tries.Load()
 	got := lockInBackground(ctx, m)
-	time.Sleep(20 * time.Millisecond)
+	waitAttempts(t, tries, before+2) // refused, then subscribed: it waits
 	if err := l1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +64,7 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 	servers, clients := cluster(t, 3)
 	holder := newClient(t, clients)
 	var sets, scripts, attempts atomic.Int64
-	wclients := clientsOf(t, servers, func(int) redis.Hook {
+	wclients := testutil.Clients(t, servers, func(int) redis.Hook {
 		return beforeCommand(func(cmd redis.Cmder) {
 			switch name := cmd.Name(); {
 			case name == "set" && slices.ContainsFunc(cmd.Args(), func(a any) bool { return a == "nx" }):
@@ -80,10 +85,7 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := lockInBackground(ctx, mustMutexNoT(waiter, "skip"))
-	for attempts.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
+	waitAttempts(t, &attempts, 2) // refused, then subscribed and looked again
 	if err := l1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestLateUnlockMessageSkipsTry(t *testing.T) {
 	// so the waiter cannot hold yet. (A later one, to a slow node, may
 	// leave after the waiter won on the others and counted its own lease
 	// in.)
-	clients := clientsOf(t, servers, func(int) redis.Hook {
+	clients := testutil.Clients(t, servers, func(int) redis.Hook {
 		return beforeCommand(func(cmd redis.Cmder) {
 			script := strings.HasPrefix(cmd.Name(), "eval") || strings.HasPrefix(cmd.Name(), "fcall")
 			args := cmd.Args()
@@ -162,12 +164,14 @@ func TestLateUnlockMessageSkipsTry(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := lockInBackground(ctx, m)
-	for attempts.Load() < 2 { // the lease's Lock and the waiter's first try
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // subscribed, and its look after that done
+	// The lease's Lock, the waiter's first try and its look after
+	// subscribing: from then on it hears unlock messages.
+	waitAttempts(t, &attempts, 3)
 	before := attempts.Load()
 	publishUnlock(t, m, clients)
+	// What is tested is that nothing happens: no event says a message was
+	// ignored, so give a try the message would prompt time to show (a
+	// round trip on loopback is well under a millisecond).
 	time.Sleep(100 * time.Millisecond)
 	if after := attempts.Load(); after != before {
 		t.Fatalf("an unlock message while a lease of the handle holds made %d tries", after-before)
@@ -201,7 +205,7 @@ func TestWokenTryAfterLossSkipsSetNX(t *testing.T) {
 	servers, clients := cluster(t, 3)
 	holder := newClient(t, clients)
 	var sets, attempts atomic.Int64
-	wclients := clientsOf(t, servers, func(int) redis.Hook {
+	wclients := testutil.Clients(t, servers, func(int) redis.Hook {
 		return beforeCommand(func(cmd redis.Cmder) {
 			if cmd.Name() == "set" && slices.ContainsFunc(cmd.Args(), func(a any) bool { return a == "nx" }) {
 				sets.Add(1)
@@ -222,20 +226,16 @@ func TestWokenTryAfterLossSkipsSetNX(t *testing.T) {
 	wm := mustMutex(t, waiter, "lost")
 	got := lockInBackground(ctx, wm)
 	n := int64(len(servers))
-	for attempts.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond)
+	waitAttempts(t, &attempts, 2) // refused, then subscribed and looked again
 	// A message with the lock still held: the woken try sends SET NX and
 	// is refused.
 	publishUnlock(t, wm, clients)
-	deadline := time.Now().Add(5 * time.Second)
-	for sets.Load() < 2*n || !wm.wokenLost.Load() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after a refused woken try: %d SET NX (want %d), wokenLost %v", sets.Load(), 2*n, wm.wokenLost.Load())
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if sets.Load() < 2*n || !wm.wokenLost.Load() {
+			return fmt.Errorf("after a refused woken try: %d SET NX (want %d), wokenLost %v", sets.Load(), 2*n, wm.wokenLost.Load())
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	if err := l1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -18,13 +20,7 @@ func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 // one client each; everything is stopped in t.Cleanup.
 func cluster(t *testing.T, n int) ([]*localredis.Server, []redis.UniversalClient) {
 	t.Helper()
-	return benchCluster(t, n)
-}
-
-func benchCluster(t testing.TB, n int) ([]*localredis.Server, []redis.UniversalClient) {
-	t.Helper()
-	servers := localredis.StartNT(t, n, localredis.Config{})
-	return servers, clientsOf(t, servers, nil)
+	return testutil.Servers(t, n, localredis.Config{})
 }
 
 func newClient(t *testing.T, clients []redis.UniversalClient, opts ...Option) *Client {
@@ -75,6 +71,21 @@ func waitAttempts(t *testing.T, n *atomic.Int64, want int64) {
 	}
 }
 
+// waitSubscribed waits (at most 10 s, else fails t) until someone listens
+// on channel on every node: a waiter that subscribed hears the next unlock
+// message.
+func waitSubscribed(t *testing.T, clients []redis.UniversalClient, channel string) {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, func() error {
+		for i, c := range clients {
+			if n := c.PubSubNumSub(t.Context(), channel).Val()[channel]; n < 1 {
+				return fmt.Errorf("nobody listens on %s on node %d", channel, i)
+			}
+		}
+		return nil
+	})
+}
+
 // waitAnswered waits (at most 10 s, else fails t) until nodes idx have
 // answered the lease's attempt, and returns its votes. Lock returns once a
 // quorum granted; the other nodes' answers land later (a late grant counts
@@ -95,25 +106,6 @@ func waitAnswered(t *testing.T, l *Lease, idx ...int) []Vote {
 			t.Fatalf("the holder's attempt on nodes %v never answered: %s", idx, l.Report())
 		}
 	}
-}
-
-// clientsOf returns a new go-redis client per server (a separate process's
-// connections and pub/sub), closed in t.Cleanup, with hook(i) added to
-// server i's when hook is not nil and returns one.
-func clientsOf(t testing.TB, servers []*localredis.Server, hook func(i int) redis.Hook) []redis.UniversalClient {
-	t.Helper()
-	out := make([]redis.UniversalClient, len(servers))
-	for i, s := range servers {
-		c := s.Client()
-		if hook != nil {
-			if h := hook(i); h != nil {
-				c.AddHook(h)
-			}
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		out[i] = c
-	}
-	return out
 }
 
 // beforeCommand is a go-redis hook that calls f with every command (those

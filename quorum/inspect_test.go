@@ -198,7 +198,8 @@ func TestForceUnlockWakesWaiter(t *testing.T) {
 	_, clients := cluster(t, 5)
 	const ttl = 20 * time.Second
 	holder := newClient(t, clients, WithTTL(ttl))
-	waiter := newClient(t, clients, WithTTL(ttl), WithRetryInterval(ttl))
+	counted, tries := attempts()
+	waiter := newClient(t, clients, WithTTL(ttl), WithRetryInterval(ttl), counted)
 	ctx := t.Context()
 	held, err := mustMutex(t, holder, "wake").TryLock(ctx)
 	if err != nil {
@@ -214,18 +215,10 @@ func TestForceUnlockWakesWaiter(t *testing.T) {
 		won = l
 		got <- err
 	}()
-	// Wait until the waiter listens on every node.
-	channel := waiter.nodes[0].Keys("wake").Channel
-	deadline := time.Now().Add(5 * time.Second)
-	for _, nd := range waiter.nodes {
-		for nd.Client().PubSubNumSub(ctx, channel).Val()[channel] < 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("waiter never subscribed")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	time.Sleep(20 * time.Millisecond) // its post-subscription try is done
+	// Wait until the waiter listens on every node and its try after
+	// subscribing is done: a force during that try would leave it waiting
+	// for its retry interval.
+	waitAttempts(t, tries, 2)
 	start := time.Now()
 	if _, err := holder.Admin().ForceUnlock(ctx, "wake", "ops"); err != nil {
 		t.Fatal(err)
@@ -277,12 +270,7 @@ func TestForceUnlockKeepsNewGrants(t *testing.T) {
 			}
 			got <- l
 		}()
-		channel := ops.nodes[0].Keys(name).Channel
-		for _, nd := range ops.nodes {
-			for nd.Client().PubSubNumSub(ctx, channel).Val()[channel] < 1 {
-				time.Sleep(2 * time.Millisecond)
-			}
-		}
+		waitSubscribed(t, clients, ops.nodes[0].Keys(name).Channel)
 		if _, err := ops.Admin().ForceUnlock(ctx, name, "ops"); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/testmode"
+	"github.com/quorumlock/quorumlock/internal/testutil"
+	"github.com/quorumlock/quorumlock/localredis"
 )
 
 // BenchmarkLoneCaller is Lock+Unlock at N=1 from one goroutine, the most
@@ -18,7 +20,7 @@ func BenchmarkLoneCaller(b *testing.B) {
 		opts []Option
 	}{{"fencing=default", nil}, {"fencing=off", []Option{WithFencing(false)}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			_, clients := benchCluster(b, 1)
+			_, clients := testutil.Servers(b, 1, localredis.Config{})
 			c, err := New(clients, tc.opts...)
 			if err != nil {
 				b.Fatal(err)
@@ -54,7 +56,7 @@ func TestLoneCallerAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a redis-server")
 	}
-	_, clients := benchCluster(t, 1)
+	_, clients := testutil.Servers(t, 1, localredis.Config{})
 	for _, tc := range []struct {
 		name string
 		opts []Option

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
+	"github.com/quorumlock/quorumlock/localredis"
 )
 
 // recorder keeps every event it is told.
@@ -241,7 +244,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // nothing: the difference is what observing costs (the per-node votes are
 // built only when an observer is set).
 func BenchmarkObserver(b *testing.B) {
-	_, clients := benchCluster(b, 3)
+	_, clients := testutil.Servers(b, 3, localredis.Config{})
 	for _, bc := range []struct {
 		name string
 		opts []Option

@@ -3,12 +3,14 @@ package quorum
 import (
 	"context"
 	"errors"
-	"github.com/quorumlock/quorumlock/quorum/admin"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
+	"github.com/quorumlock/quorumlock/quorum/admin"
 
 	"github.com/redis/go-redis/v9"
 
@@ -131,12 +133,7 @@ func TestPreflightCluster(t *testing.T) {
 	cc := cl.Client()
 	t.Cleanup(func() { _ = cc.Close() })
 	others := localredis.StartNT(t, 2, localredis.Config{})
-	nodes := []redis.UniversalClient{cc}
-	for _, s := range others {
-		c := s.Client()
-		t.Cleanup(func() { _ = c.Close() })
-		nodes = append(nodes, c)
-	}
+	nodes := append([]redis.UniversalClient{cc}, testutil.Clients(t, others, nil)...)
 	c := newClient(t, nodes)
 	r, err := c.Admin().Check(t.Context(), "orders", "users/7")
 	if err != nil {

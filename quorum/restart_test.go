@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -74,7 +75,7 @@ func TestNodeLifeRules(t *testing.T) {
 // and the second client gets the lock only once the first lease has ended.
 func TestRestartDetection(t *testing.T) {
 	servers := localredis.StartNT(t, 5, localredis.Config{Persistence: localredis.NoPersistence})
-	clients := clientsOf(t, servers, nil)
+	clients := testutil.Clients(t, servers, nil)
 	const ttl = 2 * time.Second
 	ctx := t.Context()
 	// A generous attempt budget: a slow answer on a busy machine must not
@@ -83,8 +84,8 @@ func TestRestartDetection(t *testing.T) {
 	// holder and plain go without restart detection (on by default for
 	// these nodes without persistence): plain shows the unsafe grant.
 	holder := newClient(t, clients, WithTTL(ttl), WithAttemptTimeout(attempt), WithoutRestartDetection())
-	detecting := newClient(t, clientsOf(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
-	plain := newClient(t, clientsOf(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithoutRestartDetection())
+	detecting := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	plain := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithoutRestartDetection())
 
 	// The detecting client learns every node's run_id. Fresh servers are
 	// young (up less than the TTL): it waits until they have been up that

@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 func mustRW(t *testing.T, c *Client, name string, opts ...MutexOption) *RWMutex {
@@ -136,7 +134,7 @@ func TestRWMutexSharedHistory(t *testing.T) {
 		}
 	}
 	c1 := newClient(t, clients, WithTTL(2*time.Second), WithFencing(true))
-	c2 := newClient(t, ownClientsOf(t, servers), WithTTL(2*time.Second), WithFencing(true))
+	c2 := newClient(t, testutil.Clients(t, servers, nil), WithTTL(2*time.Second), WithFencing(true))
 	// Resume before the clients close (cleanups run last-in first-out):
 	// closing a pub/sub connection to a frozen node waits for its timeouts.
 	t.Cleanup(func() {
@@ -201,18 +199,6 @@ func TestRWMutexSharedHistory(t *testing.T) {
 	if overlaps == 0 {
 		t.Fatalf("no two readers ever read at once in %d tenures", len(tenures))
 	}
-}
-
-// ownClientsOf gives a second quorum client its own connections.
-func ownClientsOf(t *testing.T, servers []*localredis.Server) []redis.UniversalClient {
-	t.Helper()
-	out := make([]redis.UniversalClient, len(servers))
-	for i, s := range servers {
-		c := s.Client()
-		t.Cleanup(func() { _ = c.Close() })
-		out[i] = c
-	}
-	return out
 }
 
 // settle waits until every node of c reports the same state of lock name

@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -16,12 +15,9 @@ import (
 // turn in the same run. Metrics: ops/s of each and their ratio to plain.
 func BenchmarkSafetyGate(b *testing.B) {
 	masters := localredis.StartNT(b, 3, localredis.Config{})
-	rcs := make([]redis.UniversalClient, len(masters))
-	for i, m := range masters {
+	rcs := testutil.Clients(b, masters, nil)
+	for _, m := range masters {
 		localredis.StartT(b, localredis.Config{ReplicaOf: m.Addr()})
-		c := m.Client()
-		b.Cleanup(func() { _ = c.Close() })
-		rcs[i] = c
 	}
 	ctx := context.Background()
 	mk := func(opts ...Option) *Mutex {

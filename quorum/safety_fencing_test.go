@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
@@ -187,13 +185,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 			}
 			var qcs []*Client
 			for range 3 {
-				rcs := make([]redis.UniversalClient, len(servers))
-				for i, s := range servers {
-					c := s.Client()
-					t.Cleanup(func() { _ = c.Close() })
-					rcs[i] = c
-				}
-				qcs = append(qcs, newClient(t, rcs, WithTTL(2*time.Second), WithFencing(true), WithAttemptTimeout(100*time.Millisecond)))
+				qcs = append(qcs, newClient(t, testutil.Clients(t, servers, nil), WithTTL(2*time.Second), WithFencing(true), WithAttemptTimeout(100*time.Millisecond)))
 			}
 			stop := make(chan struct{})
 			var grants atomic.Int64
@@ -232,8 +224,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 // started again from 0, as before the clock seed, would go back: the
 // checker above sees that.
 func TestFencingWithoutPersistence(t *testing.T) {
-	servers := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.NoPersistence})
-	clients := clientsOf(t, servers, nil)
+	servers, clients := testutil.Servers(t, 3, localredis.Config{Persistence: localredis.NoPersistence})
 	// Young nodes without persistence would sit out the TTL under the
 	// default restart detection; this test is about the counters.
 	c := newClient(t, clients, WithFencing(true), WithoutRestartDetection())

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 // A holder keeps a bare majority (nodes 0–2 of 5: its keys on 3 and 4 are
@@ -47,7 +48,7 @@ func waiterOnBareMajority(t *testing.T, slowNode2 bool) {
 		// Hold back the holder's first lock request (a script or a SET)
 		// to node 2.
 		var done atomic.Bool
-		holderClients = clientsOf(t, servers, func(i int) redis.Hook {
+		holderClients = testutil.Clients(t, servers, func(i int) redis.Hook {
 			if i != 2 {
 				return nil
 			}

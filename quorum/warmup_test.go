@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -38,13 +36,7 @@ func TestTryLockSaysUnanswered(t *testing.T) {
 	// Unlock returns once a majority released: wait for the last node too,
 	// or a late release leaves "held by another owner" on node 0 (seen on
 	// a loaded CI run).
-	var rcs []redis.UniversalClient
-	for _, s := range servers {
-		rc := s.Client()
-		t.Cleanup(func() { rc.Close() })
-		rcs = append(rcs, rc)
-	}
-	testutil.WaitKeyGone(t, ctx, "quorumlock:{unanswered}", rcs...)
+	testutil.WaitKeyGone(t, ctx, "quorumlock:{unanswered}", testutil.Clients(t, servers, nil)...)
 
 	for _, s := range servers[1:] {
 		if err := s.Pause(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -44,11 +45,7 @@ func TestElectAndLeaderCommands(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	servers := localredis.StartNT(t, 3, localredis.Config{})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	nodes := strings.Join(urls, ",")
+	nodes := testutil.URLs(servers)
 	bin := buildCLI(t)
 	dir := t.TempDir()
 	env := []string{"QUORUMLOCK_NODES="}

@@ -7,16 +7,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
 func TestFunctionsCommand(t *testing.T) {
 	servers := localredis.StartNT(t, 2, localredis.Config{})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	spec := strings.Join(urls, ",")
+	spec := testutil.URLs(servers)
 	ctx := t.Context()
 	libs := func(s *localredis.Server) []string {
 		c := s.Client()

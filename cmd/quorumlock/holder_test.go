@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -17,11 +18,7 @@ import (
 func TestHolderLabels(t *testing.T) {
 	bin := buildCLI(t)
 	servers := localredis.StartNT(t, 3, localredis.Config{})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	nodes := strings.Join(urls, ",")
+	nodes := testutil.URLs(servers)
 	env := []string{"QUORUMLOCK_NODES=" + nodes}
 	dir := t.TempDir()
 	host, _ := os.Hostname()

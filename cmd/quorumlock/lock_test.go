@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -103,11 +104,7 @@ func TestLockCommand(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	servers := localredis.StartNT(t, 3, localredis.Config{})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	nodes := strings.Join(urls, ",")
+	nodes := testutil.URLs(servers)
 	bin := buildCLI(t)
 	dir := t.TempDir()
 

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -20,21 +21,13 @@ import (
 // and a quorum client over them.
 func opsNodes(t *testing.T, n int) (string, *quorum.Client) {
 	t.Helper()
-	servers := localredis.StartNT(t, n, localredis.Config{})
-	var urls []string
-	clients := make([]redis.UniversalClient, n)
-	for i, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-		c := s.Client()
-		clients[i] = c
-		t.Cleanup(func() { _ = c.Close() })
-	}
+	servers, clients := testutil.Servers(t, n, localredis.Config{})
 	c, err := quorum.New(clients, quorum.WithTTL(10*time.Second), quorum.WithFencing(true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return strings.Join(urls, ","), c
+	return testutil.URLs(servers), c
 }
 
 // cli runs a command as main would and returns its exit code, stdout and

@@ -176,11 +176,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 func TestLockNodesSittingOut(t *testing.T) {
 	bin := buildCLI(t)
 	servers := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.NoPersistence})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	_, errw, done := startTimed(t, bin, "lock", "--nodes", strings.Join(urls, ","), "--ttl", "4s", "young", "--", "true")
+	_, errw, done := startTimed(t, bin, "lock", "--nodes", testutil.URLs(servers), "--ttl", "4s", "young", "--", "true")
 	exitsZero(t, done, errw, "")
 	lines := errw.snapshot()
 	sitting := 0
@@ -204,11 +200,7 @@ func TestLockNodesSittingOut(t *testing.T) {
 func TestLockNodesComeBackAndHeld(t *testing.T) {
 	bin := buildCLI(t)
 	servers := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.AOFAlways})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	nodes := strings.Join(urls, ",")
+	nodes := testutil.URLs(servers)
 
 	for _, s := range servers[:2] {
 		if err := s.Kill(); err != nil {

@@ -103,9 +103,5 @@ func TestSignalSaysWhatHappenedOnce(t *testing.T) {
 // returns them as a --nodes value.
 func startNodes(t *testing.T, n int) string {
 	t.Helper()
-	var urls []string
-	for _, s := range localredis.StartNT(t, n, localredis.Config{}) {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	return strings.Join(urls, ",")
+	return testutil.URLs(localredis.StartNT(t, n, localredis.Config{}))
 }

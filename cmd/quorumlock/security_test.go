@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/console"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -22,9 +23,8 @@ import (
 func TestLockPermanentErrorExits(t *testing.T) {
 	bin := buildCLI(t)
 	servers := localredis.StartNT(t, 3, localredis.Config{})
-	var urls, plain []string
+	var urls []string
 	for _, s := range servers {
-		plain = append(plain, "redis://"+s.Addr())
 		rc := s.Client()
 		err := rc.Do(t.Context(), "ACL", "SETUSER", "noeval", "reset", "on", ">noeval-Secret-pw", "allkeys", "allchannels", "+@all", "-evalsha").Err()
 		rc.Close()
@@ -33,7 +33,7 @@ func TestLockPermanentErrorExits(t *testing.T) {
 		}
 		urls = append(urls, "redis://noeval:noeval-Secret-pw@"+s.Addr())
 	}
-	holder, err := quorum.Dial(strings.Join(plain, ","), quorum.WithTTL(time.Minute))
+	holder, err := quorum.Dial(testutil.URLs(servers), quorum.WithTTL(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/console"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
@@ -140,7 +140,7 @@ func TestBrowserForceUnlock(t *testing.T) {
 
 	// A waiter on its own client whose retry interval is far away: only the
 	// force-unlock's wake-up lets it in quickly.
-	wc, err := quorum.New(serverClients(servers), quorum.WithTTL(ttl), quorum.WithRetryInterval(time.Minute))
+	wc, err := quorum.New(testutil.Clients(t, servers, nil), quorum.WithTTL(ttl), quorum.WithRetryInterval(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,14 +357,4 @@ func TestBrowserForceUnlock(t *testing.T) {
 		ins, ierr := c.Admin().Inspect(context.WithoutCancel(ctx), "orders/42")
 		t.Fatalf("a node that does not answer: %v; the page says:\n%s\nthe waiter's lease: Err %v; Inspect orders/42: %+v (%v)", err, page, waiter.Err(), ins, ierr)
 	}
-}
-
-// serverClients returns the servers' go-redis clients, for a second client
-// on the same nodes (as a second process would have).
-func serverClients(servers []*localredis.Server) []redis.UniversalClient {
-	var out []redis.UniversalClient
-	for _, s := range servers {
-		out = append(out, s.Client())
-	}
-	return out
 }

@@ -3,9 +3,8 @@ package browsertest
 import (
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -16,13 +15,7 @@ func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 // stopped in t.Cleanup.
 func nodes(t *testing.T, n int, opts ...quorum.Option) ([]*localredis.Server, *quorum.Client) {
 	t.Helper()
-	servers := localredis.StartNT(t, n, localredis.Config{})
-	clients := make([]redis.UniversalClient, n)
-	for i, s := range servers {
-		c := s.Client()
-		clients[i] = c
-		t.Cleanup(func() { _ = c.Close() })
-	}
+	servers, clients := testutil.Servers(t, n, localredis.Config{})
 	c, err := quorum.New(clients, opts...)
 	if err != nil {
 		t.Fatal(err)

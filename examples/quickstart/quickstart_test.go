@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -80,11 +81,7 @@ func TestQuickstartRuns(t *testing.T) {
 		t.Skip("builds and runs a program")
 	}
 	servers := localredis.StartNT(t, 3, localredis.Config{Persistence: localredis.AOFAlways})
-	var urls []string
-	for _, s := range servers {
-		urls = append(urls, "redis://"+s.Addr())
-	}
-	nodes := strings.Join(urls, ",")
+	nodes := testutil.URLs(servers)
 
 	goTool, err := exec.LookPath("go")
 	if err != nil {

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/guard"
+	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -19,13 +18,7 @@ import (
 // its old token. Both guards refuse A and say which token won.
 func pausedHolder(t *testing.T, db *sql.DB) {
 	ctx := t.Context()
-	nodes := localredis.StartNT(t, 3, localredis.Config{})
-	clients := make([]redis.UniversalClient, len(nodes))
-	for i, s := range nodes {
-		c := s.Client()
-		t.Cleanup(func() { _ = c.Close() })
-		clients[i] = c
-	}
+	_, clients := testutil.Servers(t, 3, localredis.Config{})
 	q, err := quorum.New(clients, quorum.WithFencing(true))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
 // Package commentcheck holds a test that reads the library's comments: a
 // comment says why the code is as it is, for a reader who has only the
 // code. The project's issue numbers and branch names mean nothing to that
-// reader and go stale; they belong in commit messages.
+// reader and go stale; they belong in commit messages. A second test asks
+// each fixed sleep in a test to say why it is not a wait for a signal.
 package commentcheck
 
 import (

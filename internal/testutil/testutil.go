@@ -13,7 +13,69 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/localredis"
 )
+
+// Servers starts n redis-server processes with cfg for a test and returns
+// them with one go-redis client each. Without a redis-server binary the
+// test is skipped (failed when localredis.Required). t.Cleanup closes the
+// clients, then checks that no key was left without a TTL and stops the
+// servers, on failure too.
+func Servers(t testing.TB, n int, cfg localredis.Config) ([]*localredis.Server, []redis.UniversalClient) {
+	t.Helper()
+	servers := localredis.StartNT(t, n, cfg)
+	return servers, Clients(t, servers, nil)
+}
+
+// Clients returns a new go-redis client per server (its own connections
+// and pub/sub, as another process has), closed in t.Cleanup, with hook(i)
+// added to server i's when hook is not nil and returns one.
+func Clients(t testing.TB, servers []*localredis.Server, hook func(i int) redis.Hook) []redis.UniversalClient {
+	t.Helper()
+	out := make([]redis.UniversalClient, len(servers))
+	for i, s := range servers {
+		c := s.Client()
+		if hook != nil {
+			if h := hook(i); h != nil {
+				c.AddHook(h)
+			}
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		out[i] = c
+	}
+	return out
+}
+
+// URLs returns the servers' addresses as one --nodes value:
+// "redis://host:port,redis://host:port,...".
+func URLs(servers []*localredis.Server) string {
+	urls := make([]string, len(servers))
+	for i, s := range servers {
+		urls[i] = "redis://" + s.Addr()
+	}
+	return strings.Join(urls, ",")
+}
+
+// Eventually calls cond until it returns nil, and fails t with cond's last
+// error when that has not happened within timeout. It is for a state the
+// code reaches in the background with no event to wait on (a late node's
+// answer, a subscription, a process's output): it looks every millisecond
+// at first, then less often, up to every 50 ms.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %v", timeout, err)
+		}
+		time.Sleep(pause)
+	}
+}
 
 // SyncBuffer is a bytes.Buffer safe for one goroutine writing (a logger, a
 // command's output) while another reads.
