@@ -60,7 +60,7 @@ func TestAPIAndHealthz(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no lock with one waiter:\n%s", body)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll: the waiter joins the line in the background
 	}
 	lk := v.Locks[0]
 	if lk.Name != "fair/job" || lk.Verdict != "held" || lk.Holder != "api-test" || lk.HolderID == "" || strings.Contains(lk.HolderID, "api-test") ||

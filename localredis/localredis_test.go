@@ -84,7 +84,7 @@ func TestStartNAndReplica(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("replica never received the write")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll: replication is asynchronous
 	}
 	pol, err := rc.ConfigGet(ctx, "maxmemory-policy").Result()
 	if err != nil || pol["maxmemory-policy"] != "noeviction" {

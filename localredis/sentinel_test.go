@@ -29,7 +29,7 @@ func TestSentinelFailover(t *testing.T) {
 	rrc := rep.Client()
 	defer rrc.Close()
 	for rrc.Get(ctx, "k").Val() != "v" {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // poll: replication is asynchronous
 	}
 	if err := old.Kill(); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestSentinelFailover(t *testing.T) {
 		if err == nil || ctx.Err() != nil {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll: the client finds the new master once the sentinels name it
 	}
 	if v != "v" {
 		t.Fatalf("after failover GET = %q, %v", v, err)

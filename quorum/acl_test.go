@@ -137,7 +137,7 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	// still be on its way, so look until every node answered it (5 s).
 	free, err := ops.Admin().Inspect(ctx, "acl/nopublish")
 	for end := time.Now().Add(5 * time.Second); err == nil && free.Verdict != admin.Free && time.Now().Before(end); {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll: the last node's release lands with no event to wait on
 		free, err = ops.Admin().Inspect(ctx, "acl/nopublish")
 	}
 	if err != nil || free.Verdict != admin.Free {

@@ -162,7 +162,7 @@ func TestCloseRacesWatchdogAndLocks(t *testing.T) {
 				}
 			})
 		}
-		time.Sleep(time.Duration(20+round) * time.Millisecond)
+		time.Sleep(time.Duration(20+round) * time.Millisecond) // Close at a moment that varies by round, while the workers lock and renew
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,11 @@
 package quorum
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 // TestDueQueue: steps run in the order they fall due whatever the order
@@ -47,12 +50,17 @@ func TestDueQueue(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a step moved from an hour to 10 ms did not run")
 	}
-	time.Sleep(20 * time.Millisecond) // fire returns after starting the step
+	// fire disarms after starting the step: look until it has.
+	testutil.Eventually(t, 5*time.Second, func() error {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if len(q.h) != 0 || !q.armed.IsZero() {
+			return fmt.Errorf("after every step ran: %d queued, armed for %v; want none", len(q.h), q.armed)
+		}
+		return nil
+	})
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.h) != 0 || !q.armed.IsZero() {
-		t.Errorf("after every step ran: %d queued, armed for %v; want none", len(q.h), q.armed)
-	}
 	for l, n := range names {
 		if l.qi != -1 {
 			t.Errorf("%s still has heap index %d", n, l.qi)

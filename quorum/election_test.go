@@ -56,7 +56,7 @@ func TestElectionOneLeaderAtATimeTermsIncrease(t *testing.T) {
 				if err != nil || info.Term != term.Number() || info.Value != fmt.Sprint("c", i) {
 					errs <- fmt.Errorf("Leader = %+v, %v; want term %d value c%d", info, err, term.Number(), i)
 				}
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // the leader's work: terms must not overlap across it
 				mu.Lock()
 				leading--
 				mu.Unlock()

@@ -90,7 +90,7 @@ func fairInLine(t *testing.T, c *Client, name string, what string, pred func([]n
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: lines never got there: %v", what, lines)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll: a line changes on the nodes with no event to wait on
 	}
 }
 
@@ -145,7 +145,7 @@ func TestFairMutexServesInTicketOrder(t *testing.T) {
 					per[w]++
 				}
 				mu.Unlock()
-				time.Sleep(100 * time.Microsecond)
+				time.Sleep(100 * time.Microsecond) // the holder's work, across which tenures would overlap if the lock let them
 				mu.Lock()
 				tenures = append(tenures, tenure{w, start, time.Now()})
 				mu.Unlock()
@@ -339,7 +339,7 @@ func TestFairMutexWakeChannelsReused(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("wake channels %v with two waiters, want two", channels())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll: a subscription has no event to wait on
 	}
 	_ = l.Unlock(ctx)
 	for range 2 {
@@ -352,7 +352,7 @@ func TestFairMutexWakeChannelsReused(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("wake channels %v still subscribed long after the queue timeout", channels())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll: the channels are given up in the background
 	}
 }
 
@@ -652,7 +652,7 @@ func TestFairMutexPartitionedWaiter(t *testing.T) {
 					if time.Now().After(deadline) {
 						t.Fatalf("node %d: the partitioned waiter's entry did not time out: %v", i, q)
 					}
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(20 * time.Millisecond) // poll: the entry times out on the node's own clock
 				}
 			}
 			if err := holder.Unlock(ctx); err != nil {

@@ -89,6 +89,9 @@ func exercise(t *testing.T, c *quorum.Client, fencing bool, between func()) {
 		}
 		got <- err
 	}()
+	// Let the waiter start waiting, so that the unlock below wakes it. From
+	// outside the package nothing tells that it waits (the package's own
+	// tests count its attempts); the steps hold either way.
 	time.Sleep(100 * time.Millisecond)
 	if err := l1.Extend(ctx); err != nil {
 		t.Fatalf("Extend: %v", err)

@@ -39,7 +39,7 @@ func TestHolderLabel(t *testing.T) {
 		// The client records its label in the background after its first
 		// lease: look until it is there.
 		var in admin.Inspection
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) { // poll: nothing says the label is written
 			in, _ = c.Admin().Inspect(t.Context(), "labelled")
 			if len(in.Holders) == 1 && in.Label(in.Holders[0]) == tc.want || time.Now().After(deadline) {
 				break

@@ -51,7 +51,7 @@ func holdPastTTL(t *testing.T, m *Mutex, ttl time.Duration) *Lease {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * ttl)
+	time.Sleep(3 * ttl) // time passing is the test: the watchdog must renew across three TTLs
 	if err := l.Err(); err != nil {
 		t.Fatalf("lease ended under the watchdog: %v", err)
 	}
@@ -88,7 +88,7 @@ func checkExclusion(t *testing.T, m *Mutex, workers, rounds int, limit time.Dura
 				}
 				start := time.Now()
 				v := counter
-				time.Sleep(work(w))
+				time.Sleep(work(w)) // the holder's work: two holders at once would lose an increment
 				counter = v + 1
 				end := time.Now()
 				mu.Lock()
@@ -262,7 +262,7 @@ func TestNonOwnerCannotUnlockOrExtend(t *testing.T) {
 			ins, _ := c.Admin().Inspect(ctx, "own") // who holds it, for how long (a rare CI failure)
 			t.Fatalf("lock not free after expiry: %v\n%+v", err, ins)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll: the TTL runs out on each node's own clock
 	}
 	if err := old.Extend(ctx); err == nil {
 		t.Fatal("expired lease extended")

@@ -194,7 +194,7 @@ func reconnect(t *testing.T, c redis.UniversalClient) {
 		if time.Now().After(deadline) {
 			t.Fatal("no working connection to the restarted node in 5 s")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll: the restarted node takes connections once it is ready
 	}
 }
 

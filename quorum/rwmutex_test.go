@@ -166,7 +166,7 @@ func TestRWMutexSharedHistory(t *testing.T) {
 				return
 			}
 			start := time.Now()
-			time.Sleep(time.Duration(2+rand.N(8)) * time.Millisecond)
+			time.Sleep(time.Duration(2+rand.N(8)) * time.Millisecond) // the holder's work, across which tenures would overlap if the lock let them
 			end := time.Now()
 			mu.Lock()
 			tenures = append(tenures, tenureRW{who, write, start, end})
@@ -230,6 +230,6 @@ func settle(t *testing.T, c *Client, name string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the nodes still disagree on %s after 10 s: %+v", name, views)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // poll: the late releases land with no event to wait on
 	}
 }

@@ -119,7 +119,7 @@ func contendFenced(t *testing.T, clients []*Client, perClient int, name string, 
 					history = append(history, tokenGrant{token: l.Token(), start: start, acquired: time.Now(), who: who})
 					mu.Unlock()
 					grants.Add(1)
-					time.Sleep(time.Duration(rand.N(500)) * time.Microsecond)
+					time.Sleep(time.Duration(rand.N(500)) * time.Microsecond) // the holder's work
 					_ = l.Unlock(context.Background())
 				}
 			}()
@@ -147,7 +147,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			time.Sleep(400 * time.Millisecond)
+			time.Sleep(400 * time.Millisecond) // the fault: frozen across several attempts
 			_ = s.Resume()
 		}},
 		{"one node killed and restarted with appendfsync always", localredis.Config{Persistence: localredis.AOFAlways}, func(t *testing.T, s *localredis.Server) {
@@ -155,7 +155,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the fault: down across several attempts
 			if err := s.Restart(context.Background()); err != nil {
 				t.Error(err)
 			}
@@ -196,7 +196,7 @@ func TestFencingTokensSharedHistory(t *testing.T) {
 				deadline := time.Now().Add(6 * time.Second)
 				until := func(n int64) {
 					for grants.Load() < n && time.Now().Before(deadline) {
-						time.Sleep(5 * time.Millisecond)
+						time.Sleep(5 * time.Millisecond) // poll: the workers count their grants
 					}
 				}
 				until(20)

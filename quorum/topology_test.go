@@ -26,7 +26,8 @@ func TestClusterSlotMigrationDuringHeldLock(t *testing.T) {
 	const ttl = 900 * time.Millisecond
 	rec := &recorder{}
 	holder := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing(true), WithObserver(rec))
-	contender := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing(true))
+	counted, tries := attempts()
+	contender := newClient(t, []redis.UniversalClient{rc}, WithTTL(ttl), WithFencing(true), counted)
 	const name = "reshard"
 	ctx := t.Context()
 	lease, err := mustMutex(t, holder, name).Lock(ctx)
@@ -91,6 +92,7 @@ func TestClusterSlotMigrationDuringHeldLock(t *testing.T) {
 	}
 
 	// A waiter blocked now is woken by the release on the new master.
+	before := tries.Load()
 	got := make(chan error, 1)
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -104,7 +106,7 @@ func TestClusterSlotMigrationDuringHeldLock(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitAttempts(t, tries, before+2) // refused, then subscribed: it waits
 	if err := lease.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock after the migration: %v", err)
 	}
@@ -135,7 +137,7 @@ func failoverWithoutKey(t *testing.T, d *localredis.Sentinel, gi int, key string
 		if ctx.Err() != nil {
 			t.Fatal("lock key never replicated")
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // poll: replication is asynchronous and says nothing here
 	}
 	if err := rrc.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
 		t.Fatal(err)
@@ -205,7 +207,7 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 			if err != nil && time.Now().After(deadline) {
 				t.Fatalf("second client not granted on the new master: %v", err)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // poll: the client finds the new master by reconnecting
 		}
 		defer second.Unlock(ctx)
 		grantedAt := time.Now()
@@ -245,7 +247,7 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 			}
 			deadline := time.Now().Add(time.Second)
 			for time.Now().Before(deadline) && !allHave(ctx, nodes, key) {
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond) // poll: late grants land with no event to wait on
 			}
 			if allHave(ctx, nodes, key) {
 				lease = l

@@ -36,7 +36,7 @@ func replicaGroups(t *testing.T, n int) (masters, replicas []*localredis.Server,
 			if time.Now().After(deadline) {
 				t.Fatalf("replica %s does not acknowledge its master's writes after 10s", r.Addr())
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // poll: the master counts the replica once it acknowledged
 		}
 		mc.Close()
 	}
@@ -83,22 +83,14 @@ func TestWaitGate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock with one replica blocked: %v", err)
 	}
+	// The decision may come before the blocked node (node 0) answers: its
+	// reason is recorded once it does (a late answer).
+	waitAnswered(t, l, 0)
 	r := l.Report()
 	var vote *Vote
 	for i := range r.Votes {
 		if r.Votes[i].Node == blocked {
 			vote = &r.Votes[i]
-		}
-	}
-	if vote == nil || !vote.Answered {
-		// The decision came before that node answered: its reason is
-		// recorded once it does (a late answer).
-		time.Sleep(200 * time.Millisecond)
-		r = l.Report()
-		for i := range r.Votes {
-			if r.Votes[i].Node == blocked {
-				vote = &r.Votes[i]
-			}
 		}
 	}
 	t.Logf("report with one replica blocked:\n%s", r)

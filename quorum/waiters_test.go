@@ -56,7 +56,7 @@ func TestQueued(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("Queued = %v, want 2 waiters on the fair lock", q)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll: waiters join the line in the background
 	}
 	held.Unlock(ctx)
 }

@@ -41,7 +41,7 @@ func TestConsoleCommand(t *testing.T) {
 			cancel()
 			t.Fatalf("console did not start: %q", out.String())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll: the console prints its address once it listens
 	}
 	// A browser: it keeps the cookie the token is swapped for.
 	jar, err := cookiejar.New(nil)

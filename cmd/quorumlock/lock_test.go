@@ -198,7 +198,7 @@ func TestLockCommand(t *testing.T) {
 				_ = syscall.Kill(child, syscall.SIGKILL)
 				t.Fatalf("the command's child %d survived the lost lease", child)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // poll: another process's exit has no event to wait on here
 		}
 	})
 

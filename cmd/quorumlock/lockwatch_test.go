@@ -152,7 +152,7 @@ func TestLockAllNodesRefuse(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no repeated report within %v:\n%s", bound, errw)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll: the command reports on its own schedule
 	}
 	select {
 	case code := <-done:

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 // keysWithoutTTL lists every key on the nodes of spec that has no expiry
@@ -109,7 +112,12 @@ func TestCLICommandsLeaveNoKeyWithoutTTL(t *testing.T) {
 		}
 		waited <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if q, err := c.Admin().Queued(ctx, "fair"); err != nil || q[0] != 1 {
+			return fmt.Errorf("waiters in the fair line: %v %v, want 1", q, err)
+		}
+		return nil
+	})
 	if err := fl.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestLateGrantAfterRelease(t *testing.T) {
 				<-g.releaseRan // found nothing; its answer is held
 				close(g.beforeAcquire)
 				<-g.acquired
-				time.Sleep(20 * time.Millisecond) // let the late grant be recorded
+				time.Sleep(20 * time.Millisecond) // let the late grant be recorded: MultiLock has no hook that says it was
 				close(g.afterRelease)
 			},
 			wantReleases: 2,

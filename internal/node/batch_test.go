@@ -222,7 +222,7 @@ func TestBatchedQueuedCallLeavesAtDeadline(t *testing.T) {
 		if busy == 1 {
 			break
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // poll: the batch turns busy when its round trip leaves
 	}
 	ctx := noDoneCtx{Context: context.Background(), dl: time.Now().Add(20 * time.Millisecond)}
 	_, err := n.batch.do(ctx, "ping")

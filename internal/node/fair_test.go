@@ -192,7 +192,7 @@ func TestFairEntryTimeoutAndLeave(t *testing.T) {
 	// keeps its place, but never comes back to refresh it.
 	_, _ = ld.Release(ctx)
 	mustAcquire(t, fairLock(n, name, "b", tb, Enqueue, long), false, EntryKept)
-	time.Sleep(short + 50*time.Millisecond)
+	time.Sleep(short + 50*time.Millisecond) // time passing is the test: the dead waiter's deadline passes
 	// The dead waiter's deadline passed: b's next call drops it and is first.
 	mustAcquire(t, fairLock(n, name, "b", tb, Refresh, long), true, EntryKept)
 	mustAcquire(t, fairLock(n, name, "dead", ta, Refresh, short), false, EntryGone)

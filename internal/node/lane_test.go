@@ -49,7 +49,7 @@ func TestLaneKeepsOneConnection(t *testing.T) {
 	if err := admin.Do(ctx, "client", "kill", "type", "normal", "skipme", "yes").Err(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(laneIdle + 20*time.Millisecond)
+	time.Sleep(laneIdle + 20*time.Millisecond) // time passing is the test: the lane's connection idles out
 	lock(51)
 	if got := checkouts(c) - before; got == 0 {
 		t.Error("the call after the lane was idle did not check a connection out of the pool")

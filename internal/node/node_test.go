@@ -165,7 +165,7 @@ func TestExpiryAndExtend(t *testing.T) {
 	if ok, _, _, _ := b.Acquire(ctx, 100*time.Millisecond); !ok {
 		t.Fatal("acquire f")
 	}
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(250 * time.Millisecond) // time passing is the test: the 100 ms TTL runs out
 	if ok, _ := b.Extend(ctx, time.Second); ok {
 		t.Fatal("extend after expiry re-acquired the lock")
 	}
@@ -290,7 +290,7 @@ func TestQuietPubSubIsPinged(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a quiet pub/sub connection was never pinged")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll: the health check pings on its own timer
 	}
 	if ok, _ := a.Release(ctx); !ok {
 		t.Fatal("release")

@@ -111,7 +111,7 @@ func TestRWExpiredShareIsDropped(t *testing.T) {
 	if ok, _, _, _ := live.Acquire(ctx, 2*time.Second); !ok {
 		t.Fatal("second read refused")
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // time passing is the test: the stale share's 200 ms runs out
 	if ok, _ := stale.Extend(ctx, time.Second); ok {
 		t.Fatal("an expired share was extended")
 	}
