@@ -85,12 +85,11 @@ func luaComments(src []byte) map[int]string {
 	return out
 }
 
-// findings walks the module at root (not into nested modules, testdata or
-// hidden folders) and reports each comment in a non-test .go or .lua file
-// that names an issue or a branch, as "path:line: what".
-func findings(t *testing.T, root string) []string {
+// walkModule calls visit with each file of the module at root (not in
+// nested modules, testdata or hidden folders), its path and its path
+// relative to root.
+func walkModule(t *testing.T, root string, visit func(path, rel string) error) {
 	t.Helper()
-	var out []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -108,6 +107,36 @@ func findings(t *testing.T, root string) []string {
 			}
 			return nil
 		}
+		rel, _ := filepath.Rel(root, path)
+		return visit(path, rel)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// plant writes files (path relative to root: source) for a test of a check.
+func plant(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for path, src := range files {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// findings walks the module at root (not into nested modules, testdata or
+// hidden folders) and reports each comment in a non-test .go or .lua file
+// that names an issue or a branch, as "path:line: what".
+func findings(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	walkModule(t, root, func(path, rel string) error {
+		name := filepath.Base(path)
 		var comments map[int]string
 		switch {
 		case strings.HasSuffix(name, "_test.go"):
@@ -127,7 +156,6 @@ func findings(t *testing.T, root string) []string {
 		default:
 			return nil
 		}
-		rel, _ := filepath.Rel(root, path)
 		for line, text := range comments {
 			for _, n := range names(text) {
 				out = append(out, rel+":"+strconv.Itoa(line)+": "+n)
@@ -135,9 +163,6 @@ func findings(t *testing.T, root string) []string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -154,23 +179,15 @@ func TestNoIssueOrBranchInComments(t *testing.T) {
 // branches, test files and nested modules are not.
 func TestFindingsCatchPlanted(t *testing.T) {
 	root := t.TempDir()
-	write := func(path, src string) {
-		t.Helper()
-		p := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module example.com/m\n")
-	write("a/a.go", "package a\n\n// Fast path (issue 18).\nfunc A() {}\n\n/* kept\n   from branch guard */\nvar B = 1 // see Issue #25\n")
-	write("a/s.lua", "local x = 1 -- branch h2-cmt's fix\n-- a comment per branch in each\nreturn x\n")
-	write("a/ok.go", "package a\n\n// One comment per branch of the script; each branch that returns early.\nvar s = \"issue 7\" // the string is data, not a comment\n")
-	write("a/a_test.go", "package a\n\n// issue 1: tests may cite what they reproduce\n")
-	write("sub/go.mod", "module example.com/sub\n")
-	write("sub/s.go", "package sub\n\n// issue 2: another module\n")
+	plant(t, root, map[string]string{
+		"go.mod":      "module example.com/m\n",
+		"a/a.go":      "package a\n\n// Fast path (issue 18).\nfunc A() {}\n\n/* kept\n   from branch guard */\nvar B = 1 // see Issue #25\n",
+		"a/s.lua":     "local x = 1 -- branch h2-cmt's fix\n-- a comment per branch in each\nreturn x\n",
+		"a/ok.go":     "package a\n\n// One comment per branch of the script; each branch that returns early.\nvar s = \"issue 7\" // the string is data, not a comment\n",
+		"a/a_test.go": "package a\n\n// issue 1: tests may cite what they reproduce\n",
+		"sub/go.mod":  "module example.com/sub\n",
+		"sub/s.go":    "package sub\n\n// issue 2: another module\n",
+	})
 
 	got := findings(t, root)
 	want := []string{

@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,24 +28,8 @@ var pollPrefixes = []string{"wait", "poll", "eventually"}
 func uncommentedSleeps(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path == root {
-				return nil
-			}
-			if strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, "_test.go") {
+	walkModule(t, root, func(path, rel string) error {
+		if !strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		fset := token.NewFileSet()
@@ -55,15 +37,11 @@ func uncommentedSleeps(t *testing.T, root string) []string {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
 		for _, line := range sleepsWithoutWhy(fset, f) {
 			out = append(out, rel+":"+strconv.Itoa(line))
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -129,18 +107,9 @@ func TestTestSleepsSayWhy(t *testing.T) {
 // those in polling helpers, non-test files and nested modules are not.
 func TestUncommentedSleepsCatchPlanted(t *testing.T) {
 	root := t.TempDir()
-	write := func(path, src string) {
-		t.Helper()
-		p := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module example.com/m\n")
-	write("a/a_test.go", `package a
+	plant(t, root, map[string]string{
+		"go.mod": "module example.com/m\n",
+		"a/a_test.go": `package a
 
 import "time"
 
@@ -155,10 +124,11 @@ func TestA() {
 }
 
 func waitReady() { time.Sleep(time.Millisecond) }
-`)
-	write("a/a.go", "package a\n\nimport \"time\"\n\nfunc A() { time.Sleep(time.Second) }\n")
-	write("sub/go.mod", "module example.com/sub\n")
-	write("sub/s_test.go", "package sub\n\nimport \"time\"\n\nfunc TestS() { time.Sleep(time.Second) }\n")
+`,
+		"a/a.go":        "package a\n\nimport \"time\"\n\nfunc A() { time.Sleep(time.Second) }\n",
+		"sub/go.mod":    "module example.com/sub\n",
+		"sub/s_test.go": "package sub\n\nimport \"time\"\n\nfunc TestS() { time.Sleep(time.Second) }\n",
+	})
 
 	got := uncommentedSleeps(t, root)
 	want := []string{
