@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
 // Two of five nodes frozen (SIGSTOP): Lock still succeeds and returns within
@@ -81,15 +83,7 @@ func TestFrozenNodes(t *testing.T) {
 	resume()
 	// Resumed nodes run the commands queued while frozen; late grants of
 	// failed attempts are given back or expire with their TTL.
-	time.Sleep(ttl + 300*time.Millisecond)
-	for i, s := range servers {
-		rc := s.Client()
-		n, err := rc.Exists(ctx, c.nodes[i].Keys("frozen").Lock).Result()
-		rc.Close()
-		if err != nil || n != 0 {
-			t.Fatalf("node %d: lock key left behind after TTL (exists=%d, err=%v)", i, n, err)
-		}
-	}
+	testutil.WaitKeyGone(t, ctx, c.nodes[0].Keys("frozen").Lock, clients...)
 	l, err := m.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock after resume: %v", err)
