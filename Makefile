@@ -58,7 +58,7 @@ vet:
 
 # Side by side with redsync, redislock and a raw SET NX floor (own module: bench/).
 bench: deps-redis
-	cd bench && go run . -json bench.json -curve ../docs/bench-curve.png
+	cd bench && go run . -json ../docs/results/bench.json -curve ../docs/bench-curve.png
 
 bench-quick: deps-redis
 	cd bench && go run . -quick -curve bench-curve.png

@@ -1,6 +1,8 @@
 package matrix_test
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/matrix"
 	"github.com/quorumlock/quorumlock/jepsen-like/mutants"
+	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
 // readDoc reads a page of the repository's docs (path from the root).
@@ -153,4 +156,162 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// matrixRun is the committed result of a `chaos --quick` run that
+// docs/chaos-matrix.md's verdicts are generated from.
+const matrixRun = "docs/results/matrix-quick.json"
+
+var updateDocs = flag.Bool("update", false, "rewrite the generated verdicts of docs/chaos-matrix.md from "+matrixRun)
+
+// The markers around the generated verdicts in docs/chaos-matrix.md.
+const (
+	verdictsBegin = "<!-- verdicts: generated from " + matrixRun + " by go test ./jepsen-like/matrix -run TestDocVerdicts -update -->\n"
+	verdictsEnd   = "<!-- end of the generated verdicts -->\n"
+)
+
+// verdicts renders the run as the page shows it: the counts of each mark,
+// the mutex workload's grid (scenarios × modes) and the lock kinds' cells.
+func verdicts(m report.Matrix) string {
+	type key struct{ mode, scenario string }
+	marks := map[key]string{}
+	counts := map[string]int{}
+	var kinds []string
+	kindCells := map[string][]string{}
+	for _, r := range m.Results {
+		mark := report.GridMark(r)
+		counts[mark]++
+		if mark == "✗" {
+			mark += fmt.Sprintf(" %d/%d/%d", r.Violations, r.LostUpdates, r.StaleAccepted)
+		}
+		if mode, kind, ok := strings.Cut(r.Mode, "/"); ok {
+			if _, seen := kindCells[kind]; !seen {
+				kinds = append(kinds, kind)
+			}
+			kindCells[kind] = append(kindCells[kind], mode+" × "+r.Scenario+" "+mark)
+			continue
+		}
+		marks[key{r.Mode, r.Scenario}] = mark
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "The committed `--quick` run (`%s`, seed %d): %d cells;", matrixRun, m.Seed, len(m.Results))
+	for i, mark := range []string{"✓", "?", "✗", "○", "‼", "n/a"} {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "%s %d %s", sep, counts[mark], mark)
+	}
+	b.WriteString(".\n\n| scenario |")
+	var modes []string
+	for _, md := range matrix.Modes {
+		for k := range marks {
+			if k.mode == md.ID {
+				modes = append(modes, md.ID)
+				b.WriteString(" " + md.ID + " |")
+				break
+			}
+		}
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(modes)) + "\n")
+	for _, s := range matrix.Scenarios {
+		row := "| " + s.ID + " |"
+		any := false
+		for _, md := range modes {
+			mark, ok := marks[key{md, s.ID}]
+			if !ok {
+				mark = "–"
+			}
+			any = any || ok
+			row += " " + mark + " |"
+		}
+		if any {
+			b.WriteString(row + "\n")
+		}
+	}
+	if len(kinds) > 0 {
+		b.WriteString("\n| lock kind (workload) | its quick cells |\n|---|---|\n")
+		for _, k := range kinds {
+			fmt.Fprintf(&b, "| `%s` | %s |\n", k, strings.Join(kindCells[k], ", "))
+		}
+	}
+	return b.String()
+}
+
+// The verdicts docs/chaos-matrix.md shows (cells, counts, grid) are those
+// of the committed run, and that run is a quick run of the current
+// catalog: a page edited by hand, a run committed without its page, or a
+// catalog grown since the run all fail here. Only committed files are read.
+func TestDocVerdictsMatchTheCommittedRun(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", matrixRun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := report.ReadJSON(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var o matrix.Options
+	o.Quick, o.Parallel = true, 1
+	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, c := range matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads) {
+		want = append(want, c.String())
+	}
+	for _, r := range m.Results {
+		got = append(got, r.Mode+" × "+r.Scenario)
+	}
+	if !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("%s holds %d cells, the quick matrix has %d: run `quorumlock-lab chaos --quick --json %s` again\n only in the run: %q\n only in the matrix: %q",
+			matrixRun, len(got), len(want), matrixRun, missing(got, want), missing(want, got))
+	}
+
+	path := filepath.Join("..", "..", "docs", "chaos-matrix.md")
+	page := readDoc(t, "docs/chaos-matrix.md")
+	before, rest, ok1 := strings.Cut(page, verdictsBegin)
+	block, after, ok2 := strings.Cut(rest, verdictsEnd)
+	if !ok1 || !ok2 {
+		t.Fatalf("chaos-matrix.md has no %q … %q block: update this test", verdictsBegin, verdictsEnd)
+	}
+	gen := verdicts(m)
+	if *updateDocs {
+		if err := os.WriteFile(path, []byte(before+verdictsBegin+gen+verdictsEnd+after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if block != gen {
+		gl, wl := strings.Split(block, "\n"), strings.Split(gen, "\n")
+		for i := range max(len(gl), len(wl)) {
+			g, w := line(gl, i), line(wl, i)
+			if g != w {
+				t.Errorf("chaos-matrix.md's verdicts differ from %s (go test ./jepsen-like/matrix -run TestDocVerdicts -update rewrites them); first difference, line %d:\n page: %s\n run:  %s", matrixRun, i+1, g, w)
+				break
+			}
+		}
+	}
+}
+
+func line(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(none)"
+}
+
+// missing lists what of a is not in b.
+func missing(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

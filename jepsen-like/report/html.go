@@ -63,6 +63,15 @@ type gridCell struct {
 	Sub string
 }
 
+// GridMark is the row's symbol in the summary grid: ✓ expected safe and held,
+// ? too few contested acquisitions to say, ✗ expected unsafe and
+// reproduced, ○ not reproduced, ‼ a failure, n/a nothing to judge. The
+// verdict grid of docs/chaos-matrix.md uses it too.
+func GridMark(r Result) string {
+	sym, _ := symbol(r)
+	return sym
+}
+
 // symbol draws a row in the summary grid. "Not reproduced" (an unsafe
 // expectation without violation) is not drawn as a refutation.
 func symbol(r Result) (sym, class string) {
