@@ -227,10 +227,10 @@ func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]an
 	}
 }
 
-// pipeAll is doAll's round trip on a client of its own (no batcher). The
-// replies go to dst (len 1+len(more)), which the caller may keep on its
-// stack, and the pipeline comes from pool (the node's, of *redis.Pipeline):
-// a lone caller's allocations.
+// pipeAll is doAll's round trip through the client's pool. The replies go
+// to dst (len 1+len(more)), which the caller may keep on its stack, and
+// the pipeline comes from pool (the carrier's, of *redis.Pipeline): a lone
+// caller's allocations.
 func pipeAll(ctx context.Context, pool *sync.Pool, client redis.UniversalClient, dst []any, first []any, more [][]any) error {
 	pipe, _ := pool.Get().(*redis.Pipeline)
 	if pipe == nil {

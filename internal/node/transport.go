@@ -21,9 +21,11 @@ import (
 //     Cluster client made without ContextTimeoutEnabled, a Ring), every call
 //     wrapped so its deadline still holds for the caller.
 //
-// Another Redis client library would be one more carrier. Replies are
-// go-redis' values: an integer is an int64, an array a []any, a nil reply
-// the error redis.Nil.
+// Another Redis client library would be one more carrier; the checks'
+// pipeline, the transactions of Inspect and Queue and the operator's calls
+// still use the go-redis client (Node.call). Replies are go-redis' values:
+// an integer is an int64, an array a []any, a nil reply the error
+// redis.Nil.
 type transport interface {
 	dialect
 	// do sends one command and returns its reply.
