@@ -42,7 +42,7 @@ import (
 // it, before it signals done (and a caller that left never recycles it).
 type batcher struct {
 	client  redis.UniversalClient
-	pipes   *sync.Pool // the node's pipelines (pipeAll)
+	pipes   sync.Pool // *redis.Pipeline, reused by pipeAll
 	flights int
 	warm    func(error)
 
@@ -175,6 +175,14 @@ func (b *batcher) do(ctx context.Context, args ...any) (any, error) {
 	}
 }
 
+// pipe is doAll of a round (transport).
+func (b *batcher) pipe(ctx context.Context, r round) (answers, error) {
+	var out answers
+	n := r.size()
+	err := b.doAll(ctx, out[:n], r[0], r[1:n])
+	return out, err
+}
+
 // doAll sends first and then more as consecutive commands of one pipeline
 // on one connection, so the node runs them in this order, and puts their
 // replies in dst (len 1+len(more); an error reply as a redis.Error in its
@@ -193,7 +201,7 @@ func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]an
 			laneErr = err
 		}
 		if cn == nil || unsent(laneErr) {
-			err = pipeAll(ctx, b.pipes, b.client, dst, first, more)
+			err = pipeAll(ctx, &b.pipes, b.client, dst, first, more)
 		}
 		b.land(cn, laneErr)
 		return err
@@ -219,10 +227,10 @@ func (b *batcher) doAll(ctx context.Context, dst []any, first []any, more [][]an
 	}
 }
 
-// pipeAll is doAll's round trip on a client of its own (no batcher). The
-// replies go to dst (len 1+len(more)), which the caller may keep on its
-// stack, and the pipeline comes from pool (the node's, of *redis.Pipeline):
-// a lone caller's allocations.
+// pipeAll is doAll's round trip through the client's pool. The replies go
+// to dst (len 1+len(more)), which the caller may keep on its stack, and
+// the pipeline comes from pool (the carrier's, of *redis.Pipeline): a lone
+// caller's allocations.
 func pipeAll(ctx context.Context, pool *sync.Pool, client redis.UniversalClient, dst []any, first []any, more [][]any) error {
 	pipe, _ := pool.Get().(*redis.Pipeline)
 	if pipe == nil {
@@ -409,35 +417,4 @@ func isRedisReply(err error) bool {
 func authRefused(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH")
-}
-
-// evalsha runs script s through the batcher: EVALSHA, and EVAL when the
-// node does not know the script yet (after a restart or SCRIPT FLUSH).
-func (b *batcher) evalsha(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
-	return b.evalshaCmd(ctx, s, evalArgs("evalsha", hashArg(s), keys, args))
-}
-
-// evalshaCmd is evalsha of a command already built: EVALSHA, s's hash, the
-// number of keys (a small int: boxing it does not allocate), the keys, the
-// arguments.
-func (b *batcher) evalshaCmd(ctx context.Context, s *redis.Script, cmd []any) (any, error) {
-	v, err := b.do(ctx, cmd...)
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		n := cmd[2].(int)
-		keys := make([]string, n)
-		for i, k := range cmd[3 : 3+n] {
-			keys[i] = k.(string)
-		}
-		return s.Eval(ctx, b.client, keys, cmd[3+n:]...).Result()
-	}
-	return v, err
-}
-
-func evalArgs(cmd string, body any, keys []string, args []any) []any {
-	out := make([]any, 0, 3+len(keys)+len(args))
-	out = append(out, cmd, body, len(keys))
-	for _, k := range keys {
-		out = append(out, k)
-	}
-	return append(out, args...)
 }

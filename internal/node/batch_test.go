@@ -22,7 +22,7 @@ func batchedNode(t *testing.T, s *localredis.Server) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Close() })
-	if n.batch == nil {
+	if batchOf(n) == nil {
 		t.Fatal("batching is off by default")
 	}
 	return n
@@ -41,7 +41,7 @@ func TestBatchedCallsAnswerAsAlone(t *testing.T) {
 func testBatchedCallsAnswerAsAlone(t *testing.T, onePipe bool) {
 	s := localredis.StartT(t, localredis.Config{})
 	n := batchedNode(t, s)
-	n.batch.onePipe = onePipe
+	batchOf(n).onePipe = onePipe
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -75,7 +75,7 @@ func testBatchedCallsAnswerAsAlone(t *testing.T, onePipe bool) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if got := n.batch.pipelined.Load(); got == 0 {
+	if got := batchOf(n).pipelined.Load(); got == 0 {
 		t.Error("no call went out in a pipeline: 64 goroutines never met a busy node?")
 	} else {
 		t.Logf("%d of %d calls went out in pipelines", got, 64*20*4)
@@ -108,14 +108,18 @@ func TestBatchedCallKeepsItsDeadline(t *testing.T) {
 	// node while the server is stopped.
 	flightCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	flight := make(chan error, n.batch.flights)
-	for i := range n.batch.flights {
+	flight := make(chan error, batchOf(n).flights)
+	for i := range batchOf(n).flights {
 		go func() {
 			_, err := n.Lock(fmt.Sprint("first-", i), "o", "a", false).Release(flightCtx)
 			flight <- err
 		}()
 	}
-	waitFor(t, func() bool { n.batch.mu.Lock(); defer n.batch.mu.Unlock(); return n.batch.busy == n.batch.flights })
+	waitFor(t, func() bool {
+		batchOf(n).mu.Lock()
+		defer batchOf(n).mu.Unlock()
+		return batchOf(n).busy == batchOf(n).flights
+	})
 
 	// Queued behind it: a short deadline.
 	qctx, qcancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -145,19 +149,19 @@ func TestBatchedCallKeepsItsDeadline(t *testing.T) {
 		}
 		live <- err
 	}()
-	waitFor(t, func() bool { n.batch.mu.Lock(); defer n.batch.mu.Unlock(); return len(n.batch.queue) == 2 })
+	waitFor(t, func() bool { batchOf(n).mu.Lock(); defer batchOf(n).mu.Unlock(); return len(batchOf(n).queue) == 2 })
 	if err := s.Resume(); err != nil {
 		t.Fatal(err)
 	}
 	resumed = true
-	for range n.batch.flights {
+	for range batchOf(n).flights {
 		<-flight
 	}
 	if err := <-live; err != nil {
 		t.Fatalf("live call queued behind the flight: %v", err)
 	}
 	// Let what was queued behind the flight go out (nothing should).
-	waitFor(t, func() bool { n.batch.mu.Lock(); defer n.batch.mu.Unlock(); return n.batch.busy == 0 })
+	waitFor(t, func() bool { batchOf(n).mu.Lock(); defer batchOf(n).mu.Unlock(); return batchOf(n).busy == 0 })
 	k := n.Keys("queued").Lock
 	if v, err := s.Client().Exists(ctx, k).Result(); err != nil || v != 0 {
 		t.Fatalf("%s exists (%d, %v): the expired call was sent after its caller left", k, v, err)
@@ -207,25 +211,25 @@ func (c noDoneCtx) Deadline() (time.Time, bool) { return c.dl, true }
 func TestBatchedQueuedCallLeavesAtDeadline(t *testing.T) {
 	s := localredis.StartT(t, localredis.Config{})
 	n := batchedNode(t, s)
-	n.batch.flights = 1
+	batchOf(n).flights = 1
 	landed := make(chan error, 1)
 	go func() {
 		// Occupies the only flight until the list gets an element (or
 		// 5 s pass: a batcher that ignored the deadline fails, not hangs).
-		_, err := n.batch.do(context.Background(), "blpop", "batch-hold", 5)
+		_, err := batchOf(n).do(context.Background(), "blpop", "batch-hold", 5)
 		landed <- err
 	}()
 	for {
-		n.batch.mu.Lock()
-		busy := n.batch.busy
-		n.batch.mu.Unlock()
+		batchOf(n).mu.Lock()
+		busy := batchOf(n).busy
+		batchOf(n).mu.Unlock()
 		if busy == 1 {
 			break
 		}
 		time.Sleep(time.Millisecond) // poll: the batch turns busy when its round trip leaves
 	}
 	ctx := noDoneCtx{Context: context.Background(), dl: time.Now().Add(20 * time.Millisecond)}
-	_, err := n.batch.do(ctx, "ping")
+	_, err := batchOf(n).do(ctx, "ping")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("queued call: %v, want context.DeadlineExceeded", err)
 	}
@@ -249,8 +253,8 @@ func TestOnePipelineQueuesBehindPipeline(t *testing.T) {
 		t.Run(fmt.Sprint("onePipe=", onePipe), func(t *testing.T) {
 			s := localredis.StartT(t, localredis.Config{})
 			n := batchedNode(t, s)
-			n.batch.onePipe = onePipe
-			b := n.batch
+			batchOf(n).onePipe = onePipe
+			b := batchOf(n)
 			state := func() (busy, queued int, piping bool) {
 				b.mu.Lock()
 				defer b.mu.Unlock()

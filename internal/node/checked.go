@@ -83,101 +83,91 @@ func (n *Node) target(ctx context.Context, key string) (redis.UniversalClient, s
 	return n.client, n.name, nil
 }
 
-// runChecked runs script s and the checks in one pipeline. With no checks
-// it is the plain script call.
-func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (*redis.Cmd, Checked, error) {
-	out := Checked{Acked: -1}
-	var res *redis.Cmd
+// runChecked runs script s and the checks in one pipeline, and returns
+// the script's answer. With no checks it is the plain script call.
+func (n *Node) runChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (any, Checked, error) {
+	if chk.none() {
+		r, err := n.eval(ctx, s, keys, args...)
+		return r, Checked{Acked: -1}, err
+	}
+	var res any
+	var out Checked
 	err := n.call(ctx, func(ctx context.Context) error {
-		if chk.none() {
-			if n.funcs {
-				res = n.fcallCmd(ctx, s, keys, args...)
-				return res.Err()
-			}
-			if b := n.batch; b != nil {
-				v, err := b.evalsha(ctx, s, keys, args...)
-				res = redis.NewCmd(ctx)
-				res.SetVal(v)
-				res.SetErr(err)
-				return err
-			}
-			res = s.Run(ctx, n.client, keys, args...)
-			return res.Err()
-		}
 		cl, addr, err := n.target(ctx, keys[0])
 		if err != nil {
 			return err
 		}
-		out.Server = addr
-		for try := 0; ; try++ {
-			pipe := cl.Pipeline()
-			res = n.pipeScript(ctx, pipe, s, keys, args...)
-			var wait *redis.Cmd
-			if chk.Replicas > 0 {
-				out.Timeout = waitTimeout(ctx, chk.WaitTimeout)
-				wait = pipe.Do(ctx, "wait", chk.Replicas, out.Timeout.Milliseconds())
-			}
-			var info *redis.StringCmd
-			if chk.Server {
-				info = pipe.Info(ctx, "server")
-			}
-			var conf *redis.MapStringStringCmd
-			if chk.Persistence {
-				conf = persistenceCmd(ctx)
-				_ = pipe.Process(ctx, conf)
-			}
-			_, perr := pipe.Exec(ctx)
-			err := res.Err()
-			if err == nil && perr != nil && !isRedisReply(perr) {
-				// A dial that failed on its last try: go-redis v9.17 returns
-				// the error from Exec without putting it on the commands.
-				err = perr
-			}
-			if err != nil {
-				if try == 0 && n.funcs && functionMissing(err) {
-					if err := n.loadFunctions(ctx); err != nil {
-						return err
-					}
-					continue
-				}
-				if try == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
-					// The server's script cache does not have it (a restart
-					// or SCRIPT FLUSH): load it and ask again.
-					if err := s.Load(ctx, cl).Err(); err != nil {
-						return err
-					}
-					continue
-				}
+		cmd := n.scriptCmd(s, keys, args)
+		res, out, err = sendChecked(ctx, cl, cmd, chk)
+		if err != nil && n.t.missing(err) {
+			// The server does not know the script (a restart, or SCRIPT
+			// or FUNCTION FLUSH): make it known and ask again.
+			if err := n.t.restore(ctx, cl, s); err != nil {
 				return err
 			}
-			if wait != nil {
-				a, err := wait.Int64()
-				if err != nil {
-					return fmt.Errorf("WAIT: %w", err)
-				}
-				out.Acked = int(a)
-			}
-			if info != nil {
-				s, err := info.Result()
-				if err != nil {
-					return fmt.Errorf("INFO server: %w", err)
-				}
-				out.RunID = infoField(s, "run_id")
-				up, _ := strconv.ParseInt(infoField(s, "uptime_in_seconds"), 10, 64)
-				out.Uptime = time.Duration(up) * time.Second
-			}
-			if conf != nil {
-				// A refused CONFIG is an answer (not persistent), not the
-				// call's failure.
-				out.Persistence, _ = persistenceOf(conf)
-			}
-			return nil
+			res, out, err = sendChecked(ctx, cl, cmd, chk)
 		}
+		out.Server = addr
+		return err
 	})
 	if err != nil {
 		return nil, Checked{}, err // a wrapped call may still be writing res and out
 	}
 	return res, out, nil
+}
+
+// sendChecked sends the script command cmd and then the checks in one
+// pipeline on cl, and reads what the checks found.
+func sendChecked(ctx context.Context, cl redis.Cmdable, cmd []any, chk Checks) (any, Checked, error) {
+	out := Checked{Acked: -1}
+	pipe := cl.Pipeline()
+	res := pipe.Do(ctx, cmd...)
+	var wait *redis.Cmd
+	if chk.Replicas > 0 {
+		out.Timeout = waitTimeout(ctx, chk.WaitTimeout)
+		wait = pipe.Do(ctx, "wait", chk.Replicas, out.Timeout.Milliseconds())
+	}
+	var info *redis.StringCmd
+	if chk.Server {
+		info = pipe.Info(ctx, "server")
+	}
+	var conf *redis.MapStringStringCmd
+	if chk.Persistence {
+		conf = persistenceCmd(ctx)
+		_ = pipe.Process(ctx, conf)
+	}
+	_, perr := pipe.Exec(ctx)
+	r, err := res.Result()
+	if err == nil && perr != nil && !isRedisReply(perr) {
+		// A dial that failed on its last try: go-redis v9.17 returns the
+		// error from Exec without putting it on the commands.
+		err = perr
+	}
+	if err != nil {
+		return nil, out, err
+	}
+	if wait != nil {
+		a, err := wait.Int64()
+		if err != nil {
+			return nil, out, fmt.Errorf("WAIT: %w", err)
+		}
+		out.Acked = int(a)
+	}
+	if info != nil {
+		s, err := info.Result()
+		if err != nil {
+			return nil, out, fmt.Errorf("INFO server: %w", err)
+		}
+		out.RunID = infoField(s, "run_id")
+		up, _ := strconv.ParseInt(infoField(s, "uptime_in_seconds"), 10, 64)
+		out.Uptime = time.Duration(up) * time.Second
+	}
+	if conf != nil {
+		// A refused CONFIG is an answer (not persistent), not the call's
+		// failure.
+		out.Persistence, _ = persistenceOf(conf)
+	}
+	return r, out, nil
 }
 
 // infoField finds one field of INFO output without parsing all of it (this
@@ -197,33 +187,19 @@ func infoField(info, name string) string {
 	return ""
 }
 
-func int64s(res *redis.Cmd) ([]int64, error) {
-	v, err := res.Int64Slice()
-	if err != nil {
-		return nil, err
-	}
-	if len(v) != 2 {
-		return nil, fmt.Errorf("quorumlock: acquire script answered %v", v)
-	}
-	return v, nil
-}
-
-// int64Pair reads a script's answer of two integers, as int64s does from
-// a Cmd.
-func int64Pair(r any) (a, b int64, err error) {
+// intsOf reads a script's answer of len(dst) integers into dst; what
+// names the script in the error.
+func intsOf(r any, dst []int64, what string) error {
 	vs, ok := r.([]any)
-	if !ok {
-		return 0, 0, fmt.Errorf("quorumlock: acquire script answered %T, want two integers", r)
+	if !ok || len(vs) != len(dst) {
+		return fmt.Errorf("quorumlock: %s script answered %v, want %d integers", what, r, len(dst))
 	}
-	if len(vs) != 2 {
-		return 0, 0, fmt.Errorf("quorumlock: acquire script answered %v", vs)
+	for i, v := range vs {
+		if dst[i], ok = v.(int64); !ok {
+			return fmt.Errorf("quorumlock: %s script answered %v, want %d integers", what, r, len(dst))
+		}
 	}
-	a, ok = vs[0].(int64)
-	b, ok2 := vs[1].(int64)
-	if !ok || !ok2 {
-		return 0, 0, fmt.Errorf("quorumlock: acquire script answered %v, want two integers", vs)
-	}
-	return a, b, nil
+	return nil
 }
 
 // acquireAnswer turns the acquire scripts' {granted, fence-or-pttl} answer
@@ -248,49 +224,33 @@ func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks
 // acquireChecked runs an acquire script (plain or read-write) with the checks
 // and reads its {granted, fence-or-pttl} answer.
 func (n *Node) acquireChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	if chk.none() && !n.guarded {
-		// The common call, the script alone: inline, without runChecked's
-		// closure and Cmd (a lone caller's allocations).
-		c = Checked{Acked: -1}
-		r, err := n.evalAny(ctx, s, keys, args)
-		if err = n.settle(err); err != nil {
-			return false, 0, 0, c, err
-		}
-		var v [2]int64
-		if v[0], v[1], err = int64Pair(r); err != nil {
-			return false, 0, 0, c, err
-		}
-		granted, remaining, fence = acquireAnswer(v[:])
-		return granted, remaining, fence, c, nil
-	}
-	res, c, err := n.runChecked(ctx, s, keys, args, chk)
+	r, c, err := n.runChecked(ctx, s, keys, args, chk)
 	if err != nil {
 		return false, 0, 0, c, err
 	}
-	v, err := int64s(res)
-	if err != nil {
+	var v [2]int64
+	if err := intsOf(r, v[:], "acquire"); err != nil {
 		return false, 0, 0, c, err
 	}
-	granted, remaining, fence = acquireAnswer(v)
+	granted, remaining, fence = acquireAnswer(v[:])
 	return granted, remaining, fence, c, nil
+}
+
+// checkedInt runs script s with the checks and reads its integer answer.
+func (n *Node) checkedInt(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (int64, Checked, error) {
+	r, c, err := n.runChecked(ctx, s, keys, args, chk)
+	v, err := scriptInt(s, r, err)
+	return v, c, err
 }
 
 // ExtendChecked is Extend with checks in the same round trip.
 func (l *Lock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, l.extendScript(), l.shareKeys(), []any{l.attempt, ms(ttl)}, chk)
-	if err != nil {
-		return false, c, err
-	}
-	v, err := res.Int64()
+	v, c, err := l.n.checkedInt(ctx, l.extendScript(), l.shareKeys(), []any{l.attempt, ms(ttl)}, chk)
 	return v == 1, c, err
 }
 
 // FenceChecked is Fence with checks in the same round trip.
 func (l *Lock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys[:], []any{l.attempt, token, l.n.retentionMS()}, chk)
-	if err != nil {
-		return false, c, err
-	}
-	v, err := res.Int64()
+	v, c, err := l.n.checkedInt(ctx, fenceScript, l.keys[:], []any{l.attempt, token, l.n.retentionMS()}, chk)
 	return v == 1, c, err
 }

@@ -101,21 +101,7 @@ func (n *Node) Proclaim(ctx context.Context, name, owner string, term, rev int64
 // electInt runs one of the election's scripts on the lock's and the
 // value's keys and reads its integer answer.
 func (n *Node) electInt(ctx context.Context, s *redis.Script, k Keys, args ...any) (int64, error) {
-	var v int64
-	keys := []string{k.Lock, k.LeaderKey()}
-	err := n.call(ctx, func(ctx context.Context) error {
-		var e error
-		if n.funcs {
-			v, e = n.fcallCmd(ctx, s, keys, args...).Int64()
-			return e
-		}
-		v, e = s.Run(ctx, n.client, keys, args...).Int64()
-		return e
-	})
-	if err != nil {
-		return 0, err // v is not read: a wrapped call may still be running
-	}
-	return v, nil
+	return n.evalInt(ctx, s, []string{k.Lock, k.LeaderKey()}, args...)
 }
 
 // Leader is an election's leader as one node sees it.
@@ -131,18 +117,13 @@ type Leader struct {
 // Leader reads the leader of election lock name on this node.
 func (n *Node) Leader(ctx context.Context, name string) (Leader, error) {
 	k := n.Keys(name)
-	var res []any
-	err := n.call(ctx, func(ctx context.Context) error {
-		var e error
-		if n.funcs {
-			res, e = n.fcallCmd(ctx, electLeaderScript, []string{k.Lock, k.LeaderKey()}).Slice()
-			return e
-		}
-		res, e = electLeaderScript.Run(ctx, n.client, []string{k.Lock, k.LeaderKey()}).Slice()
-		return e
-	})
+	r, err := n.eval(ctx, electLeaderScript, []string{k.Lock, k.LeaderKey()})
 	if err != nil {
 		return Leader{}, err
+	}
+	res, isArray := r.([]any)
+	if !isArray {
+		return Leader{}, fmt.Errorf("quorumlock: script elect-leader answered %T, want an array", r)
 	}
 	if len(res) == 0 || res[0] != int64(1) {
 		return Leader{}, nil

@@ -121,20 +121,7 @@ func (e Entry) String() string {
 // waiter places its ticket (FairLock with Enqueue or Place), leaves, or
 // timeout passes. It returns v; the ticket is the highest v of a majority.
 func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time.Duration) (int64, error) {
-	var v int64
-	err := n.call(ctx, func(ctx context.Context) error {
-		var e error
-		if n.funcs {
-			v, e = n.fcallCmd(ctx, fairTicketScript, n.fairKeys(name), waiter, ms(timeout), n.retentionMS()).Int64()
-			return e
-		}
-		v, e = fairTicketScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout), n.retentionMS()).Int64()
-		return e
-	})
-	if err != nil {
-		return 0, err // v is not read: a wrapped call may still be running
-	}
-	return v, nil
+	return n.evalInt(ctx, fairTicketScript, n.fairKeys(name), waiter, ms(timeout), n.retentionMS())
 }
 
 // Leave takes waiter out of the line of fair lock name and wakes the next
@@ -142,13 +129,8 @@ func (n *Node) TakeTicket(ctx context.Context, name, waiter string, timeout time
 // from putting it back for timeout.
 func (n *Node) Leave(ctx context.Context, name, waiter string, timeout time.Duration) error {
 	k, f := n.Keys(name), n.FairKeys(name)
-	return n.call(ctx, func(ctx context.Context) error {
-		if n.funcs {
-			_, err := n.fcall(ctx, fairLeaveScript, n.fairKeys(name), waiter, ms(timeout), f.Wake, k.Channel)
-			return err
-		}
-		return fairLeaveScript.Run(ctx, n.client, n.fairKeys(name), waiter, ms(timeout), f.Wake, k.Channel).Err()
-	})
+	_, err := n.eval(ctx, fairLeaveScript, n.fairKeys(name), waiter, ms(timeout), f.Wake, k.Channel)
+	return err
 }
 
 // FairLock returns the handle of one acquisition attempt of fair lock name
@@ -230,16 +212,13 @@ func (l *FairLock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Ch
 	defer l.once.Do(func() { close(l.answered) })
 	b := l.l
 	args := []any{b.owner, ms(ttl), b.attempt, b.fenceArg(), l.w.ID, l.w.Ticket, l.mode.arg(), ms(l.w.Timeout), l.wake, b.channel, b.n.retentionMS()}
-	res, c, err := b.n.runChecked(ctx, fairAcquireScript, l.all, args, chk)
+	r, c, err := b.n.runChecked(ctx, fairAcquireScript, l.all, args, chk)
 	if err != nil {
 		return false, 0, 0, c, err
 	}
-	v, err := res.Int64Slice()
-	if err != nil {
+	var v [3]int64
+	if err := intsOf(r, v[:], "fair acquire"); err != nil {
 		return false, 0, 0, c, err
-	}
-	if len(v) != 3 {
-		return false, 0, 0, c, fmt.Errorf("quorumlock: fair acquire script answered %v", v)
 	}
 	l.entry.Store(int32(v[2]))
 	granted, remaining, fence = acquireAnswer(v[:2])
@@ -256,7 +235,7 @@ func (l *FairLock) Release(ctx context.Context) (bool, error) {
 		leave = "1"
 	}
 	b := l.l
-	v, err := b.int(ctx, fairReleaseScript, l.all, b.owner, b.attempt, l.w.ID, leave, ms(l.w.Timeout), l.wake, b.channel)
+	v, err := b.n.evalInt(ctx, fairReleaseScript, l.all, b.owner, b.attempt, l.w.ID, leave, ms(l.w.Timeout), l.wake, b.channel)
 	return v == 1, err
 }
 
@@ -301,13 +280,13 @@ func (n *Node) Queue(ctx context.Context, name string) ([]QueueEntry, error) {
 	err := n.call(ctx, func(ctx context.Context) error {
 		var q, d *redis.ZSliceCmd
 		var tm *redis.Cmd
-		if err := n.reloaded(ctx, func() error {
+		if err := n.t.reloaded(ctx, func() error {
 			pipe := n.client.TxPipeline()
 			q = pipe.ZRangeByScoreWithScores(ctx, f.Queue, &redis.ZRangeBy{Min: "0", Max: "+inf"})
 			d = pipe.ZRangeWithScores(ctx, f.Deadlines, 0, -1)
 			// The server's clock, read by a script keyed to the line's slot
 			// (see readLockLua: no bare TIME in a cluster transaction).
-			tm = n.pipeEval(ctx, pipe, serverTimeLua, []string{f.Queue})
+			tm = n.t.inTx(ctx, pipe, serverTimeLua, []string{f.Queue})
 			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 				return err
 			}

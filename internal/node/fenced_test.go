@@ -30,8 +30,8 @@ func TestFencedRearm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n.guarded != tc.guarded {
-				t.Fatalf("node guarded %v, want %v", n.guarded, tc.guarded)
+			if isGuarded(n) != tc.guarded {
+				t.Fatalf("node guarded %v, want %v", isGuarded(n), tc.guarded)
 			}
 			t.Cleanup(func() { _ = n.Close() })
 			ctx := t.Context()

@@ -39,34 +39,16 @@ func (n *Node) ForceRelease(ctx context.Context, name string, f Force) (bool, er
 	if f.Hold > 0 {
 		hold = ms(f.Hold)
 	}
-	var v int64
-	err := n.call(ctx, func(ctx context.Context) error {
-		var e error
-		keys, args := []string{k.Lock, k.Forced}, []any{k.Channel, f.record(), time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold}
-		if n.funcs {
-			v, e = n.fcallCmd(ctx, forceReleaseScript, keys, args...).Int64()
-			return e
-		}
-		v, e = forceReleaseScript.Run(ctx, n.client, keys, args...).Int64()
-		return e
-	})
-	if err != nil {
-		return false, err // v is not read: a wrapped call may still be running
-	}
-	return v == 1, nil
+	v, err := n.evalInt(ctx, forceReleaseScript, []string{k.Lock, k.Forced}, k.Channel, f.record(), time.Now().UnixMilli(), ForcedRecordTTL.Milliseconds(), hold)
+	return v == 1, err
 }
 
 // FinishForce ends a held force (Force.Hold): it removes the tombstone (only
 // that) and wakes the waiters of lock name.
 func (n *Node) FinishForce(ctx context.Context, name string) error {
 	k := n.Keys(name)
-	return n.call(ctx, func(ctx context.Context) error {
-		if n.funcs {
-			_, err := n.fcall(ctx, forceFinishScript, []string{k.Lock}, k.Channel)
-			return err
-		}
-		return forceFinishScript.Run(ctx, n.client, []string{k.Lock}, k.Channel).Err()
-	})
+	_, err := n.eval(ctx, forceFinishScript, []string{k.Lock}, k.Channel)
+	return err
 }
 
 // viaSep parts By from Via in the stored record ("by" field): a NUL, which

@@ -37,11 +37,11 @@ import (
 // +function|load permission, or an operator loads it once per node
 // (LoadFunctions) and the lock user needs only +fcall.
 func WithFunctions(on bool) Option {
-	return func(n *Node) { n.funcs, n.funcsSet = on, true }
+	return func(n *Node) { n.opt.functions, n.opt.functionsSet = on, true }
 }
 
 // Functions reports whether the node calls its scripts with FCALL.
-func (n *Node) Functions() bool { return n.funcs }
+func (n *Node) Functions() bool { return n.t.functions() }
 
 // funcLib is the function library built from every script of the package.
 type funcLib struct {
@@ -49,6 +49,9 @@ type funcLib struct {
 	code string
 	// fn maps a script's SHA1 (redis.Script.Hash) to its function name.
 	fn map[string]string
+	// head maps a script's SHA1 to its function name as a command
+	// argument, boxed once (fcalls.head).
+	head map[string]any
 	// scripts maps a function name to the script's name, for PermissionError.
 	scripts map[string]string
 }
@@ -87,6 +90,7 @@ var library = sync.OnceValue(func() *funcLib {
 	lib := &funcLib{
 		name:    FunctionsLibraryPrefix + hex.EncodeToString(h.Sum(nil))[:12],
 		fn:      map[string]string{},
+		head:    map[string]any{},
 		scripts: map[string]string{},
 	}
 	var b strings.Builder
@@ -94,6 +98,7 @@ var library = sync.OnceValue(func() *funcLib {
 	for _, e := range es {
 		fname := lib.name + "_" + strings.ReplaceAll(e.name, "-", "_")
 		lib.fn[e.sha] = fname
+		lib.head[e.sha] = fname
 		lib.scripts[fname] = e.name
 		// The script's body, unchanged, as the body of a function whose
 		// parameters are named as a script's globals.
@@ -211,72 +216,4 @@ func fname(sha string) string {
 func shaOf(src string) string {
 	sum := sha1.Sum([]byte(src))
 	return hex.EncodeToString(sum[:])
-}
-
-// fcall runs script s as a function: through the batcher when there is
-// one, loading the library and asking again when the node does not have it.
-func (n *Node) fcall(ctx context.Context, s *redis.Script, keys []string, args ...any) (any, error) {
-	f := fname(s.Hash())
-	do := func() (any, error) {
-		if b := n.batch; b != nil {
-			return b.do(ctx, evalArgs("fcall", f, keys, args)...)
-		}
-		return n.client.FCall(ctx, f, keys, args...).Result()
-	}
-	v, err := do()
-	if functionMissing(err) {
-		if err := n.loadFunctions(ctx); err != nil {
-			return nil, err
-		}
-		return do()
-	}
-	return v, err
-}
-
-// fcallCmd is fcall with its answer in a *redis.Cmd.
-func (n *Node) fcallCmd(ctx context.Context, s *redis.Script, keys []string, args ...any) *redis.Cmd {
-	v, err := n.fcall(ctx, s, keys, args...)
-	c := redis.NewCmd(ctx)
-	c.SetVal(v)
-	c.SetErr(err)
-	return c
-}
-
-// pipeScript queues script s on pipe: FCALL in Functions mode, else EVALSHA.
-func (n *Node) pipeScript(ctx context.Context, pipe redis.Pipeliner, s *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if n.funcs {
-		return pipe.FCall(ctx, fname(s.Hash()), keys, args...)
-	}
-	return s.EvalSha(ctx, pipe, keys, args...)
-}
-
-// pipeEval queues the body src (made by record) on pipe: FCALL in Functions
-// mode, else EVAL (in a transaction, which cannot fall back on NOSCRIPT).
-func (n *Node) pipeEval(ctx context.Context, pipe redis.Pipeliner, src string, keys []string, args ...any) *redis.Cmd {
-	if n.funcs {
-		return pipe.FCall(ctx, fname(shaOf(src)), keys, args...)
-	}
-	return pipe.Eval(ctx, src, keys, args...)
-}
-
-// reloaded runs fn, and in Functions mode once more after loading the
-// library when fn failed because the node does not have it.
-func (n *Node) reloaded(ctx context.Context, fn func() error) error {
-	err := fn()
-	if n.funcs && functionMissing(err) {
-		if err := n.loadFunctions(ctx); err != nil {
-			return err
-		}
-		err = fn()
-	}
-	return err
-}
-
-// ensureFunctions loads the library unless the node has it, found by a
-// call of its cheapest function (FCALL needs no permission to list
-// libraries).
-func (n *Node) ensureFunctions(ctx context.Context) error {
-	return n.reloaded(ctx, func() error {
-		return n.client.FCall(ctx, fname(shaOf(serverTimeLua)), []string{n.prefix + "{}"}).Err()
-	})
 }

@@ -58,7 +58,7 @@ func (n *Node) InspectMany(ctx context.Context, names []string) ([]State, error)
 	for lo := 0; lo < len(names); lo += inspectBatch {
 		hi := min(lo+inspectBatch, len(names))
 		if err := n.call(ctx, func(ctx context.Context) error {
-			return n.reloaded(ctx, func() error { return n.inspect(ctx, names[lo:hi], out[lo:hi]) })
+			return n.t.reloaded(ctx, func() error { return n.inspect(ctx, names[lo:hi], out[lo:hi]) })
 		}); err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func (n *Node) inspect(ctx context.Context, names []string, out []State) error {
 		// The lock is a hash, or a string while one fast-path acquisition
 		// holds it (Lock.Acquire): a script reads either. EVAL, not
 		// EVALSHA: a transaction cannot fall back on NOSCRIPT.
-		cs[i] = cmds{lock: n.pipeEval(ctx, pipe, readLockLua, []string{k.Lock}), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
+		cs[i] = cmds{lock: n.t.inTx(ctx, pipe, readLockLua, []string{k.Lock}), pt: pipe.PTTL(ctx, k.Lock), f: pipe.Get(ctx, k.Fence), forced: pipe.HGetAll(ctx, k.Forced)}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return err

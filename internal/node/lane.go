@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"net"
 	"time"
@@ -147,6 +148,19 @@ func (b *batcher) close() {
 	cn := b.lane.close()
 	b.mu.Unlock()
 	giveBack(cn)
+}
+
+// prime, after a PING went through the pool, has the lane take the
+// connection just made (set up by the client itself: one set up through a
+// redis.Conn costs go-redis more per command) and gives the pool another.
+func (b *batcher) prime(ctx context.Context) error {
+	if !b.hasLane() {
+		return nil
+	}
+	if _, err := b.do(ctx, "ping"); err != nil {
+		return err
+	}
+	return ping(ctx, b.client)
 }
 
 // hasLane is true when the batcher has a lane.

@@ -78,7 +78,7 @@ func TestLaneRotatesAfterHold(t *testing.T) {
 	ctx := t.Context()
 	call := func() {
 		t.Helper()
-		if _, err := n.batch.do(ctx, "ping"); err != nil {
+		if _, err := batchOf(n).do(ctx, "ping"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,7 +114,7 @@ func TestLaneOnlyWhereSafe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := n.batch.lane.client != nil; got != tc.want {
+		if got := batchOf(n).lane.client != nil; got != tc.want {
 			t.Errorf("%s: lane %v, want %v", tc.name, got, tc.want)
 		}
 		_ = n.Close()

@@ -26,9 +26,8 @@ func (n *Node) LockKeys(k Keys, owner, attempt string, fencing bool) *Lock {
 		l.lockArg = k.Lock
 	}
 	l.valArg = l.val
-	if n.batch != nil && !n.guarded && !n.funcs {
-		l.releaseCmd = [...]any{"evalsha", hashArg(releaseScript), 1, l.lockArg, l.valArg}
-	}
+	verb, script := n.t.head(releaseScript)
+	l.releaseCmd = [...]any{verb, script, 1, l.lockArg, l.valArg}
 	return l
 }
 
@@ -73,11 +72,10 @@ type Lock struct {
 	// strings in interfaces again.
 	lockArg, valArg any
 	// fastCmd, releaseCmd: the fast path's commands (fastArgs) and a
-	// Mutex's Release through the batcher, as command arguments kept with
-	// the Lock (a lone caller's allocations). Each is written once, before
-	// its first use, and only read after: a call given up on may still be
-	// in a pipeline that reads it. releaseCmd is written by LockKeys;
-	// releaseCmd[0] is nil when the node cannot use it.
+	// Mutex's Release, as command arguments kept with the Lock (a lone
+	// caller's allocations). Each is written once, before its first use,
+	// and only read after: a call given up on may still be in a pipeline
+	// that reads it. releaseCmd is written by LockKeys.
 	fastCmd    [11]any
 	releaseCmd [5]any
 	fencing    bool
@@ -105,10 +103,10 @@ func (l *Lock) String() string { return l.n.name }
 // BoundByDeadline reports whether this lock's calls end by their context's
 // deadline without a cancellation (multilock.DeadlineBound): true unless
 // the go-redis client ignores context deadlines, in which case every call
-// is wrapped to wait on the context instead (Node.call). The multilock core
+// is wrapped to wait on the context instead (guarded). The multilock core
 // then hands its calls a deadline without a timer, one timer and context
 // fewer per phase. A call queued in the batcher arms its own timer.
-func (l *Lock) BoundByDeadline() bool { return !l.n.guarded }
+func (l *Lock) BoundByDeadline() bool { return l.n.t.bounded() }
 
 func ms(d time.Duration) int64 {
 	if d < time.Millisecond {
@@ -144,16 +142,9 @@ func (l *Lock) Acquire(ctx context.Context, ttl time.Duration) (granted bool, re
 // acquireFast is Acquire's one-command path; done is false when the acquire
 // script must decide. It answers only a grant: SET NX replies OK or nothing
 // (nil is no error for go-redis' BoolCmd, so the hot path never walks its
-// error classification). On a client that honours deadlines the command
-// runs inline, with no closure for Node.call (a lone caller's allocations).
+// error classification).
 func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, done bool, err error) {
-	var set bool
-	if l.n.guarded {
-		set, err = l.guardedSetNX(ctx, ttl)
-	} else {
-		set, err = l.setNX(ctx, ttl)
-		err = l.n.settle(err)
-	}
+	set, err := l.setNX(ctx, ttl)
 	if err != nil {
 		return false, true, err
 	}
@@ -164,20 +155,17 @@ func (l *Lock) acquireFast(ctx context.Context, ttl time.Duration) (granted, don
 func (l *Lock) setNX(ctx context.Context, ttl time.Duration) (bool, error) {
 	// Never PX 0 (SET would keep the key forever): at least 1 ms, as the
 	// scripts' ms() rounds.
-	if b := l.n.batch; b != nil {
-		var px any
-		if l.fenced != nil {
-			px = l.fenced.ttlArg(ttl)
-		} else {
-			px = ms(ttl)
-		}
-		v, err := b.do(ctx, l.fastArgs(px, nil)[:6]...)
-		if err == redis.Nil {
-			return false, nil
-		}
-		return err == nil && v == "OK", err
+	var px any
+	if l.fenced != nil {
+		px = l.fenced.ttlArg(ttl)
+	} else {
+		px = ms(ttl)
 	}
-	return l.n.client.SetNX(ctx, l.keys[0], l.val, max(ttl, time.Millisecond)).Result()
+	v, err := l.n.t.do(ctx, l.fastArgs(px, nil)[:6]...)
+	if err == redis.Nil {
+		return false, nil
+	}
+	return err == nil && v == "OK", l.n.settle(err)
 }
 
 // fastArgs is the fast path's commands as arguments: SET lock value PX px
@@ -194,22 +182,6 @@ func (l *Lock) fastArgs(px, fence any) []any {
 		return []any{"set", l.lockArg, l.valArg, "px", px, "nx", "incr", fence, "pexpire", fence, l.n.fenceOnArg}
 	}
 	return l.fastCmd[:]
-}
-
-// guardedSetNX is setNX through Node.call, for a client that ignores
-// deadlines.
-func (l *Lock) guardedSetNX(ctx context.Context, ttl time.Duration) (bool, error) {
-	var set bool
-	err := l.n.call(ctx, func(ctx context.Context) error {
-		var e error
-		set, e = l.setNX(ctx, ttl)
-		return e
-	})
-	if err != nil {
-		// set is not read: a wrapped call may still be running (Node.call).
-		return false, err
-	}
-	return set, nil
 }
 
 // fenceSeeded: a fencing counter below it was not seeded from the node's
@@ -265,19 +237,15 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	// One array for the commands' arguments (fastArgs): slices of it, no
 	// allocation of their own (a lone caller's allocations).
 	args := l.fastArgs(f.ttlArg(ttl), f.fence)
-	more := [2][]any{args[6:8:8], args[8:11:11]}
-	var vals [3]any
-	n := 2
+	r := round{args[0:6:6], args[6:8:8]}
 	if rearm {
-		n = 3
+		r[2] = args[8:11:11]
 	}
-	if l.n.guarded {
-		err = l.guardedFencedRound(ctx, vals[:n], args[0:6:6], more[:n-1])
-	} else {
-		err = l.n.settle(l.fencedRound(ctx, vals[:n], args[0:6:6], more[:n-1]))
+	vals, err := l.n.t.pipe(ctx, r)
+	if err == nil {
+		err = fencedReplies(&vals, r.size())
 	}
-	if err != nil {
-		// vals is not read: a wrapped call may still be running (Node.call).
+	if err = l.n.settle(err); err != nil {
 		return false, 0, true, err
 	}
 	if rearm && vals[2] == int64(1) {
@@ -290,95 +258,21 @@ func (l *Lock) acquireFenced(ctx context.Context, ttl time.Duration) (granted bo
 	if v >= fenceSeeded {
 		return true, v, true, nil
 	}
-	v, err = l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", l.n.retentionMS())
+	v, err = l.n.evalInt(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", l.n.retentionMS())
 	return v > 0 && err == nil, v, true, err
 }
 
-// guardedFencedRound is fencedRound through Node.call, for a client that
-// ignores deadlines.
-func (l *Lock) guardedFencedRound(ctx context.Context, dst []any, first []any, more [][]any) error {
-	var got [3]any
-	n, rest := len(dst), append([][]any(nil), more...) // the closure's own: the caller's stay on its stack
-	err := l.n.call(ctx, func(ctx context.Context) error {
-		return l.fencedRound(ctx, got[:n], first, rest)
-	})
-	if err != nil {
-		// got is not read: a wrapped call may still be running (Node.call).
-		return err
-	}
-	copy(dst, got[:])
-	return nil
-}
-
-// fencedRound sends acquireFenced's commands in one pipeline (the node's
-// batcher's when it has one), puts their replies in dst (one per command)
-// and checks their shape.
-func (l *Lock) fencedRound(ctx context.Context, dst []any, first []any, more [][]any) error {
-	var err error
-	if b := l.n.batch; b != nil {
-		err = b.doAll(ctx, dst, first, more)
-	} else {
-		err = pipeAll(ctx, &l.n.pipes, l.n.client, dst, first, more)
-	}
-	if err != nil {
-		return err
-	}
-	for _, v := range dst {
+// fencedReplies checks the shape of acquireFenced's n replies.
+func fencedReplies(vals *answers, n int) error {
+	for _, v := range vals[:n] {
 		if e, ok := v.(error); ok {
-			return e // an error reply (an ACL refusal: Node.call names it)
+			return e // an error reply (an ACL refusal: Node.settle names it)
 		}
 	}
-	if _, ok := dst[1].(int64); !ok {
-		return fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", dst[1])
+	if _, ok := vals[1].(int64); !ok {
+		return fmt.Errorf("quorumlock: fencing counter INCR answered %T, want an integer", vals[1])
 	}
 	return nil
-}
-
-// int runs script s and reads its integer answer: inline on a client that
-// honours deadlines, else through Node.call.
-func (l *Lock) int(ctx context.Context, s *redis.Script, keys []string, args ...any) (int64, error) {
-	if !l.n.guarded {
-		v, err := l.n.evalInt(ctx, s, keys, args)
-		if err = l.n.settle(err); err != nil {
-			return 0, err
-		}
-		return v, nil
-	}
-	var v int64
-	err := l.n.call(ctx, func(ctx context.Context) error {
-		var e error
-		v, e = l.n.evalInt(ctx, s, keys, args)
-		return e
-	})
-	if err != nil {
-		return 0, err // v is not read: a wrapped call may still be running
-	}
-	return v, nil
-}
-
-// evalAny runs script s on the node (FCALL in Functions mode, through the
-// batcher, or EVALSHA) and returns its answer.
-func (n *Node) evalAny(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
-	if n.funcs {
-		return n.fcall(ctx, s, keys, args...)
-	}
-	if b := n.batch; b != nil {
-		return b.evalsha(ctx, s, keys, args...)
-	}
-	return s.Run(ctx, n.client, keys, args...).Result()
-}
-
-// evalInt runs script s on the node (FCALL in Functions mode, through the
-// batcher, or EVALSHA) and reads an integer answer.
-func (n *Node) evalInt(ctx context.Context, s *redis.Script, keys []string, args []any) (int64, error) {
-	if n.funcs {
-		return n.fcallCmd(ctx, s, keys, args...).Int64()
-	}
-	if b := n.batch; b != nil {
-		r, err := b.evalsha(ctx, s, keys, args...)
-		return scriptInt(s, r, err)
-	}
-	return s.Run(ctx, n.client, keys, args...).Int64()
 }
 
 // scriptInt reads script s's answer r (err: its call's error) as an integer.
@@ -407,30 +301,22 @@ func (l *Lock) Rollback(ctx context.Context) (bool, error) { return l.release(ct
 var tellWaiters, tellNobody any = "1", "0"
 
 func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
-	if b := l.n.batch; b != nil && l.leaderKey == "" && l.releaseCmd[0] != nil {
-		// A Mutex's release through the batcher: the command is the
-		// Lock's (evalArgs would box the key and copy the arguments
-		// again: a lone caller's allocations).
-		cmd := l.releaseCmd[:]
-		if rollback {
-			cmd = []any{"evalsha", cmd[1], 1, l.lockArg, l.valArg, tellNobody}
-		}
-		r, err := b.evalshaCmd(ctx, releaseScript, cmd)
-		v, err := scriptInt(releaseScript, r, err)
-		return l.n.released(v, l.n.settle(err))
-	}
-	s, args := releaseScript, []any{l.valArg}
-	switch {
-	case l.leaderKey != "":
+	if l.leaderKey != "" {
 		tell := tellWaiters
 		if rollback {
 			tell = tellNobody
 		}
-		s, args = electReleaseScript, append(args, tell, l.leaderChan)
-	case rollback:
-		args = append(args, tellNobody)
+		return l.n.released(l.n.evalInt(ctx, electReleaseScript, l.shareKeys(), l.valArg, tell, l.leaderChan))
 	}
-	return l.n.released(l.int(ctx, s, l.shareKeys(), args...))
+	// The command is the Lock's (scriptCmd would box the key and copy
+	// the arguments again: a lone caller's allocations).
+	cmd := l.releaseCmd[:]
+	if rollback {
+		cmd = []any{cmd[0], cmd[1], 1, l.lockArg, l.valArg, tellNobody}
+	}
+	r, err := l.n.t.run(ctx, releaseScript, cmd)
+	v, err := scriptInt(releaseScript, r, l.n.settle(err))
+	return l.n.released(v, err)
 }
 
 // extendScript is the script Extend runs.
@@ -443,12 +329,12 @@ func (l *Lock) extendScript() *redis.Script {
 
 // Extend re-arms the TTL where this attempt holds a share; never acquires.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
-	v, err := l.int(ctx, l.extendScript(), l.shareKeys(), l.attempt, ms(ttl))
+	v, err := l.n.evalInt(ctx, l.extendScript(), l.shareKeys(), l.attempt, ms(ttl))
 	return v == 1, err
 }
 
 // Fence writes token back set-if-greater where this attempt's grant stands.
 func (l *Lock) Fence(ctx context.Context, token int64) (bool, error) {
-	v, err := l.int(ctx, fenceScript, l.keys[:], l.attempt, token, l.n.retentionMS())
+	v, err := l.n.evalInt(ctx, fenceScript, l.keys[:], l.attempt, token, l.n.retentionMS())
 	return v == 1, err
 }

@@ -25,19 +25,19 @@ const DefaultPrefix = lockkeys.DefaultPrefix
 // It is safe for concurrent use. Close stops its pub/sub listener; the client
 // stays the caller's.
 type Node struct {
-	client  redis.UniversalClient
-	name    string
-	prefix  string
-	guarded bool
+	client redis.UniversalClient
+	name   string
+	prefix string
+	opt    options
+
+	// t carries the node's commands, chosen by New from opt and the
+	// client: every lock kind sends through it.
+	t transport
 
 	subMu sync.Mutex
 	sub   *subscriber
 
 	warmer warmer // re-warms the pool's connections after a failure
-
-	batch   *batcher // nil: every call on its own
-	noBatch bool
-	onePipe bool
 
 	fenceRetention time.Duration // WithFenceRetention
 	fenceOnArg     any           // fenceArg(true), made by New
@@ -45,10 +45,6 @@ type Node struct {
 	// most this often per ReusedKeys (fencedKeys), a hundredth of the
 	// retention.
 	rearmEvery time.Duration
-
-	pipes sync.Pool // *redis.Pipeline, reused by pipeAll
-
-	funcs, funcsSet bool // WithFunctions
 
 	wakeLost atomic.Int64 // releases whose wake-up message was refused
 }
@@ -60,6 +56,14 @@ const DefaultFenceRetention = 7 * 24 * time.Hour
 // Option configures a Node.
 type Option func(*Node)
 
+// options are how the node's commands travel (newTransport).
+type options struct {
+	batching     bool // WithBatching
+	onePipe      bool // WithOnePipeline
+	functions    bool // WithFunctions
+	functionsSet bool
+}
+
 // withName sets the node's name in errors and reports; default the client's
 // address.
 func withName(name string) Option { return func(n *Node) { n.name = name } }
@@ -70,13 +74,13 @@ func WithPrefix(p string) Option { return func(n *Node) { n.prefix = p } }
 // WithBatching turns the coalescing of concurrent lock calls into
 // pipelines on or off; default on. Off, every call is its own round
 // trip.
-func WithBatching(on bool) Option { return func(n *Node) { n.noBatch = !on } }
+func WithBatching(on bool) Option { return func(n *Node) { n.opt.batching = on } }
 
 // WithOnePipeline keeps at most one pipeline in flight on the node while
 // calls are queued: for a client that drives several nodes,
 // whose own CPU runs out first. Default off; it does nothing with
 // batching off.
-func WithOnePipeline(on bool) Option { return func(n *Node) { n.onePipe = on } }
+func WithOnePipeline(on bool) Option { return func(n *Node) { n.opt.onePipe = on } }
 
 // WithFenceRetention sets how long a fencing counter is kept after its last
 // use: every script that counts or reads it, every write-back, and the
@@ -107,13 +111,14 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	if client == nil {
 		return nil, errors.New("quorumlock: nil redis client")
 	}
-	n := &Node{client: client, prefix: DefaultPrefix, fenceRetention: DefaultFenceRetention}
-	n.name, n.guarded = describe(client)
+	n := &Node{client: client, prefix: DefaultPrefix, fenceRetention: DefaultFenceRetention, opt: options{batching: true}}
+	name, guard := describe(client)
+	n.name = name
 	for _, o := range opts {
 		o(n)
 	}
-	if !n.funcsSet {
-		n.funcs = testmode.Functions
+	if !n.opt.functionsSet {
+		n.opt.functions = testmode.Functions
 	}
 	if n.fenceRetention < MinFenceRetention {
 		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v: a fencing counter must be kept at least %v, far longer than any lease", n.fenceRetention, MinFenceRetention)
@@ -123,9 +128,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 	if n.name == "" {
 		n.name = fmt.Sprintf("%p", client)
 	}
-	if !n.noBatch {
-		n.batch = &batcher{client: client, pipes: &n.pipes, flights: defaultFlights, warm: n.warm, lane: newLane(client, n.guarded), onePipe: n.onePipe}
-	}
+	n.t = newTransport(n, guard)
 	return n, nil
 }
 
@@ -255,16 +258,16 @@ func (n *Node) ReusedKeys(name string) Keys {
 	return k
 }
 
-// call runs fn under ctx, wrapping it when the client would ignore deadlines.
-// When the wrapped fn is given up on (ctx ended first) it runs on: a caller
-// must not read what fn writes unless call returned nil.
+// call runs fn, which uses the client directly, under ctx (the
+// transport's call): when the wrapped fn is given up on (ctx ended first)
+// it runs on, so a caller must not read what fn writes unless call
+// returned nil.
 func (n *Node) call(ctx context.Context, fn func(ctx context.Context) error) error {
-	return n.settle(n.run(ctx, fn))
+	return n.settle(n.t.call(ctx, fn))
 }
 
-// settle is what call does with a call's error: a failed connection is
-// warmed up again, an ACL refusal named. Calls that run inline (the client
-// honours deadlines) pass their error through it.
+// settle is what every call does with its error: a failed connection is
+// warmed up again, an ACL refusal named.
 func (n *Node) settle(err error) error {
 	if err != nil {
 		n.warm(err)
@@ -273,30 +276,11 @@ func (n *Node) settle(err error) error {
 	return err
 }
 
-func (n *Node) run(ctx context.Context, fn func(ctx context.Context) error) error {
-	if !n.guarded {
-		return fn(ctx)
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		return fn(ctx)
-	}
-	done := make(chan error, 1)
-	go func() { done <- fn(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Close stops the node's pub/sub listener (if one was started) and its
 // connection warm-ups for good. It does not close the client.
 func (n *Node) Close() error {
 	n.stopWarm()
-	if n.batch != nil {
-		n.batch.close()
-	}
+	n.t.close()
 	n.subMu.Lock()
 	s := n.sub
 	n.sub = nil

@@ -339,7 +339,7 @@ func TestDeadlineHoldsWithoutContextTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Close() })
-	if !n.guarded {
+	if !isGuarded(n) {
 		t.Fatal("client without ContextTimeoutEnabled not guarded")
 	}
 	if err := c.Ping(t.Context()).Err(); err != nil {
@@ -470,7 +470,7 @@ func TestFenceSeedOnlyWhereGranted(t *testing.T) {
 	l := n.Lock("sg", "alice", "alice.1", true)
 	seed := func() int64 {
 		t.Helper()
-		v, err := l.int(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", n.retentionMS())
+		v, err := n.evalInt(ctx, fenceSeedScript, l.keys[:], l.attempt, "", "", n.retentionMS())
 		if err != nil {
 			t.Fatal(err)
 		}

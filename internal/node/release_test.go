@@ -16,8 +16,8 @@ func TestReleasePaths(t *testing.T) {
 	s := localredis.StartT(t, localredis.Config{})
 	for _, batching := range []bool{true, false} {
 		n, _ := nodeOn(t, s, WithBatching(batching))
-		if (n.batch != nil) != batching {
-			t.Fatalf("batching %v: node batches %v", batching, n.batch != nil)
+		if (batchOf(n) != nil) != batching {
+			t.Fatalf("batching %v: node batches %v", batching, batchOf(n) != nil)
 		}
 		testReleasePaths(t, s, n)
 	}

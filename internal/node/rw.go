@@ -81,11 +81,7 @@ func (l *RWLock) Release(ctx context.Context) (bool, error) { return l.release(c
 func (l *RWLock) Rollback(ctx context.Context) (bool, error) { return l.release(ctx, "0") }
 
 func (l *RWLock) release(ctx context.Context, tell string) (bool, error) {
-	res, _, err := l.n.runChecked(ctx, rwReleaseScript, l.keys[:1], []any{l.attempt, l.channel, tell}, Checks{})
-	if err != nil {
-		return false, err
-	}
-	v, err := res.Int64()
+	v, err := l.n.evalInt(ctx, rwReleaseScript, l.keys[:1], l.attempt, l.channel, tell)
 	return v == 1, err
 }
 
@@ -98,11 +94,7 @@ func (l *RWLock) Extend(ctx context.Context, ttl time.Duration) (bool, error) {
 
 // ExtendChecked is Extend with checks in the same round trip.
 func (l *RWLock) ExtendChecked(ctx context.Context, ttl time.Duration, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, rwExtendScript, l.keys[:1], []any{l.attempt, ms(ttl)}, chk)
-	if err != nil {
-		return false, c, err
-	}
-	v, err := res.Int64()
+	v, c, err := l.n.checkedInt(ctx, rwExtendScript, l.keys[:1], []any{l.attempt, ms(ttl)}, chk)
 	return v == 1, c, err
 }
 
@@ -118,10 +110,6 @@ func (l *RWLock) Fence(ctx context.Context, token int64) (bool, error) {
 
 // FenceChecked is Fence with checks in the same round trip.
 func (l *RWLock) FenceChecked(ctx context.Context, token int64, chk Checks) (bool, Checked, error) {
-	res, c, err := l.n.runChecked(ctx, fenceScript, l.keys, []any{l.attempt, token, l.n.retentionMS()}, chk)
-	if err != nil {
-		return false, c, err
-	}
-	v, err := res.Int64()
+	v, c, err := l.n.checkedInt(ctx, fenceScript, l.keys, []any{l.attempt, token, l.n.retentionMS()}, chk)
 	return v == 1, c, err
 }

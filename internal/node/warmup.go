@@ -15,23 +15,6 @@ func (n *Node) Warm(ctx context.Context) error {
 		if err := ping(ctx, n.client); err != nil {
 			return err
 		}
-		// The lane takes the connection just made (set up by the client
-		// itself: one set up through a redis.Conn costs go-redis more per
-		// command), and the pool gets another.
-		if b := n.batch; b != nil && b.hasLane() {
-			if _, err := b.do(ctx, "ping"); err != nil {
-				return err
-			}
-			if err := ping(ctx, n.client); err != nil {
-				return err
-			}
-		}
-		if !n.funcs {
-			return nil
-		}
-		// Best effort: a user that may not load the library learns it
-		// from its first attempt, which names the permission.
-		_ = n.ensureFunctions(ctx)
-		return nil
+		return n.t.prime(ctx)
 	})
 }
