@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,9 +77,14 @@ type Listing struct {
 	Err     string  `json:"error,omitempty"`
 }
 
+// namesAttempt is the clients' attempt timeout: 64 goroutines filling on a
+// machine shared with other work time out at the default now and then.
+const namesAttempt = time.Second
+
 const (
 	namesFillers = 64
 	namesProbes  = 2000 // Lock+Unlock of fresh names per row
+	namesRounds  = 5    // … in this many rounds
 )
 
 // namesCase holds locks on counts[0], then counts[1], … distinct names,
@@ -108,12 +115,12 @@ func namesCase(ctx context.Context, counts []int, cli string, log io.Writer) ([]
 		nodeURLs = append(nodeURLs, "redis://"+s.Addr())
 	}
 
-	qc, err := quorum.New(clientsOf(quorumSrv), quorum.WithFencing(false))
+	qc, err := quorum.New(clientsOf(quorumSrv), quorum.WithFencing(false), quorum.WithAttemptTimeout(namesAttempt))
 	if err != nil {
 		return nil, err
 	}
 	defer qc.Close()
-	fc, err := quorum.New(clientsOf([]*localredis.Server{fenceSrv}), quorum.WithFencing(true))
+	fc, err := quorum.New(clientsOf([]*localredis.Server{fenceSrv}), quorum.WithFencing(true), quorum.WithAttemptTimeout(namesAttempt))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +152,10 @@ func namesCase(ctx context.Context, counts []int, cli string, log io.Writer) ([]
 		if err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, l.Unlock(ctx)
+		if l.Unlock(ctx) != nil {
+			unreleased.Add(1)
+		}
+		return struct{}{}, nil
 	}); err != nil {
 		return nil, fmt.Errorf("warming up: %w", err)
 	}
@@ -228,18 +238,34 @@ func namesCase(ctx context.Context, counts []int, cli string, log io.Writer) ([]
 		fmt.Fprintf(log, " done\n")
 		rows = append(rows, row)
 	}
+	if n := unreleased.Load(); n > 0 {
+		fmt.Fprintf(log, "names: %d of the locks taken and given back at once were not released (they count as held)\n", n)
+	}
 	// Release in bounded parallelism: Close would end them all at once.
 	fmt.Fprintf(log, "names: releasing %d locks …\n", len(held))
 	if _, err := fill(ctx, 0, len(held), func(ctx context.Context, name string) (struct{}, error) {
 		i, _ := strconv.Atoi(strings.TrimPrefix(name, namesPrefix))
-		return struct{}{}, held[i].Unlock(ctx)
+		err := held[i].Unlock(ctx)
+		if errors.Is(err, quorum.ErrUnlocked) {
+			// fill's retry of an Unlock that failed on some nodes:
+			// what they kept expires with the lease.
+			err = nil
+		}
+		return struct{}{}, err
 	}); err != nil {
-		return rows, fmt.Errorf("releasing: %w", err)
+		// The rows stand; the servers stop in a moment anyway.
+		fmt.Fprintf(log, "names: releasing: %v\n", err)
 	}
-	return rows, nil
+	return rows, ctx.Err()
 }
 
-// lockRelease takes name once and gives it back.
+// unreleased counts lockRelease's Unlocks that failed (on a loaded
+// machine a few time out): those locks stay until their lease ends.
+var unreleased atomic.Int64
+
+// lockRelease takes name once and gives it back. Only the acquisition's
+// error is returned: fill tries a failed one again, and a lock whose
+// release failed could not be taken again.
 func lockRelease(ctx context.Context, c *quorum.Client, name string) error {
 	m, err := c.Mutex(name, quorum.WithLeaseTime(namesLease))
 	if err != nil {
@@ -249,7 +275,10 @@ func lockRelease(ctx context.Context, c *quorum.Client, name string) error {
 	if err != nil {
 		return err
 	}
-	return l.Unlock(ctx)
+	if l.Unlock(ctx) != nil {
+		unreleased.Add(1)
+	}
+	return nil
 }
 
 func clientsOf(servers []*localredis.Server) []redis.UniversalClient {
@@ -284,7 +313,7 @@ func fill[T any](ctx context.Context, from, to int, acquire func(context.Context
 				// A loaded machine times some attempts out: try again,
 				// a few times, before calling it a failure.
 				v, err := acquire(ctx, namesName(i))
-				for try := 1; err != nil && try < 5 && ctx.Err() == nil; try++ {
+				for try := 1; err != nil && try < 10 && ctx.Err() == nil; try++ {
 					time.Sleep(time.Duration(try) * 10 * time.Millisecond)
 					v, err = acquire(ctx, namesName(i))
 				}
@@ -312,26 +341,36 @@ func cmpOr(errs ...error) error {
 }
 
 // probeLocks runs namesProbes Lock+Unlock pairs on fresh names by one
-// goroutine and returns the Lock latency's p50 and p99 in µs.
+// goroutine, in namesRounds rounds, and returns the medians over the
+// rounds of the Lock latency's p50 and p99 in µs. The Go collector is off
+// meanwhile: the held leases are a large heap in this process, and its
+// collections would be measured instead of the keyspace.
 func probeLocks(ctx context.Context, qc *quorum.Client, stage int) (p50, p99 float64, err error) {
-	lat := make([]time.Duration, 0, namesProbes)
-	for i := range namesProbes {
-		m, err := qc.Mutex(fmt.Sprintf("probe/%d/%d", stage, i), quorum.WithLeaseTime(namesLease))
-		if err != nil {
-			return 0, 0, err
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var p50s, p99s []float64
+	for r := range namesRounds {
+		lat := make([]time.Duration, 0, namesProbes/namesRounds)
+		for i := range namesProbes / namesRounds {
+			m, err := qc.Mutex(fmt.Sprintf("probe/%d/%d/%d", stage, r, i), quorum.WithLeaseTime(namesLease))
+			if err != nil {
+				return 0, 0, err
+			}
+			t := time.Now()
+			l, err := m.Lock(ctx)
+			lat = append(lat, time.Since(t))
+			if err != nil {
+				return 0, 0, err
+			}
+			if err := l.Unlock(ctx); err != nil {
+				return 0, 0, err
+			}
 		}
-		t := time.Now()
-		l, err := m.Lock(ctx)
-		lat = append(lat, time.Since(t))
-		if err != nil {
-			return 0, 0, err
-		}
-		if err := l.Unlock(ctx); err != nil {
-			return 0, 0, err
-		}
+		s := sortedCopy(lat)
+		p50s, p99s = append(p50s, us(percentile(s, 0.50))), append(p99s, us(percentile(s, 0.99)))
+		time.Sleep(100 * time.Millisecond)
 	}
-	s := sortedCopy(lat)
-	return us(percentile(s, 0.50)), us(percentile(s, 0.99)), nil
+	return median(p50s), median(p99s), nil
 }
 
 // usedMemory is INFO memory's used_memory less what is not the keys':
