@@ -95,10 +95,10 @@ func median(ss []Sample, of func(Sample) (float64, bool)) float64 {
 
 func (r *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\n## soak: %s, %d nodes, %d node restarts, %d samples\n\n", r.Duration, r.Nodes, len(r.Restarts), len(r.Samples))
-	fmt.Fprintf(w, "| lock kind | acquired | errors | first error |\n|---|--:|--:|---|\n")
+	fmt.Fprintf(w, "| lock kind | acquired | refused (held by another) | errors | first error |\n|---|--:|--:|--:|---|\n")
 	for _, k := range slices.Sorted(maps.Keys(r.Kinds)) {
 		c := r.Kinds[k]
-		fmt.Fprintf(w, "| %s | %d | %d | %s |\n", k, c.Acquired, c.Errors, c.First)
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %s |\n", k, c.Acquired, c.Refused, c.Errors, c.First)
 	}
 	fmt.Fprintf(w, "\n| value | at reference | at end | limit | |\n|---|--:|--:|--:|---|\n")
 	for _, c := range r.Checks {

@@ -132,9 +132,12 @@ type Report struct {
 	Pass           bool `json:"pass"`
 }
 
-// Count is what one lock kind did over the run.
+// Count is what one lock kind did over the run: acquisitions, tries
+// refused because another owner held the lock (TryLock's normal "no"), and
+// errors (timeouts, nodes restarting, releases not confirmed by a quorum).
 type Count struct {
 	Acquired int64  `json:"acquired"`
+	Refused  int64  `json:"refused,omitempty"`
 	Errors   int64  `json:"errors"`
 	First    string `json:"first_error,omitempty"`
 }
@@ -151,16 +154,25 @@ type Check struct {
 
 // counter counts one kind's acquisitions and errors.
 type counter struct {
-	acquired, errors atomic.Int64
-	mu               sync.Mutex
-	first            string
+	acquired, refused, errors atomic.Int64
+	mu                        sync.Mutex
+	first                     string
 }
 
+// done counts an acquisition's outcome.
 func (c *counter) done(err error) {
-	if err == nil {
+	switch {
+	case err == nil:
 		c.acquired.Add(1)
-		return
+	case errors.Is(err, quorum.ErrTaken):
+		c.refused.Add(1)
+	default:
+		c.fail(err)
 	}
+}
+
+// fail counts an error.
+func (c *counter) fail(err error) {
 	c.errors.Add(1)
 	c.mu.Lock()
 	if c.first == "" {
@@ -301,7 +313,7 @@ loop:
 	rep.Load = loadAvg()
 	for _, k := range kinds {
 		c := counts[k]
-		rep.Kinds[k] = Count{Acquired: c.acquired.Load(), Errors: c.errors.Load(), First: c.first}
+		rep.Kinds[k] = Count{Acquired: c.acquired.Load(), Refused: c.refused.Load(), Errors: c.errors.Load(), First: c.first}
 	}
 	rep.judge(min(5*time.Minute, o.dur/4), o.every)
 	return rep, nil
@@ -331,7 +343,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 		}
 		hold()
 		if err := l.Unlock(ctx); err != nil && ctx.Err() == nil {
-			counts[kind].done(fmt.Errorf("unlock: %w", err))
+			counts[kind].fail(fmt.Errorf("unlock: %w", err))
 		}
 	}
 	var loop func()
@@ -382,7 +394,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 			}
 			time.Sleep(time.Duration(20+rng.IntN(30)) * time.Millisecond)
 			if err := t.Resign(ctx); err != nil && ctx.Err() == nil {
-				counts["election"].done(fmt.Errorf("resign: %w", err))
+				counts["election"].fail(fmt.Errorf("resign: %w", err))
 			}
 		}
 	}
