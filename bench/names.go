@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/bench/adapters"
+	"github.com/quorumlock/quorumlock/bench/internal/proc"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -505,7 +506,7 @@ func listConsole(ctx context.Context, cli string, nodes []string, want int) List
 	var best Listing
 	for i := range 2 {
 		l := consoleGet(cctx, url, want)
-		l.PeakMB = float64(procKB(cmd.Process.Pid, "VmHWM")) / 1024
+		l.PeakMB = float64(proc.StatusKB(cmd.Process.Pid, "VmHWM")) / 1024
 		if i == 0 || l.Err == "" && (best.Err != "" || l.Seconds < best.Seconds) {
 			best = l
 		}
@@ -546,21 +547,6 @@ func consoleGet(ctx context.Context, url string, want int) Listing {
 		}
 	}
 	return l
-}
-
-// procKB reads a "kB" field of /proc/PID/status (0 when there is none).
-func procKB(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 func printNames(w io.Writer, rows []NamesRow) {

@@ -47,3 +47,16 @@ func TestNamesChecks(t *testing.T) {
 		}
 	}
 }
+
+// -report prints the names table of a committed run, with its targets.
+func TestNamesReport(t *testing.T) {
+	var out, log bytes.Buffer
+	if err := run([]string{"-report", namesResults}, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, s := range []string{"## names: many distinct names held", "| 100,000 |", "names: server memory per held lock at 100,000 names"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, out.String())
+		}
+	}
+}

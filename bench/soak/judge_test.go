@@ -71,3 +71,13 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// A run too short to get past the warm-up is refused before it starts,
+// naming the flag.
+func TestTooShortRefused(t *testing.T) {
+	var out, log strings.Builder
+	err := run([]string{"-dur", "1m"}, &out, &log)
+	if err == nil || !strings.Contains(err.Error(), "-dur must be at least 4m") {
+		t.Fatalf("-dur 1m: %v", err)
+	}
+}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/bench/internal/proc"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -39,6 +40,11 @@ import (
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// minDur is the shortest run judged: pools, goroutines and the fencing
+// counters of the 1,000 names fill up over about the first minute, and
+// the reference is a quarter into a run shorter than 20 minutes.
+const minDur = 4 * time.Minute
 
 type options struct {
 	dur, every, restart time.Duration
@@ -66,8 +72,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.dur <= 0 || o.every <= 0 || o.restart < 0 || o.nodes < 1 {
-		return errors.New("-dur and -every must be positive, -restart not negative, -nodes at least 1")
+	if o.dur < minDur || o.every <= 0 || o.restart < 0 || o.nodes < 1 {
+		return fmt.Errorf("-dur must be at least %v (the reference is a quarter in, after the first minute's warm-up), -every positive, -restart not negative, -nodes at least 1", minDur)
 	}
 	redis.SetLogger(quietLogger{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -310,7 +316,7 @@ loop:
 		rep.KeysNoTTL += n
 	}
 	rep.Duration = time.Since(began).Round(time.Second).String()
-	rep.Load = loadAvg()
+	rep.Load = proc.LoadAvg()
 	for _, k := range kinds {
 		c := counts[k]
 		rep.Kinds[k] = Count{Acquired: c.acquired.Load(), Refused: c.refused.Load(), Errors: c.errors.Load(), First: c.first}
@@ -406,7 +412,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 func sampleNow(ctx context.Context, admins []*redis.Client) Sample {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := Sample{RSSMB: float64(procStatusKB("VmRSS")) / 1024, HeapMB: float64(ms.HeapInuse) / (1 << 20),
+	s := Sample{RSSMB: float64(proc.StatusKB(0, "VmRSS")) / 1024, HeapMB: float64(ms.HeapInuse) / (1 << 20),
 		Goroutines: runtime.NumGoroutine(), Sockets: openSockets()}
 	for _, a := range admins {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -418,22 +424,6 @@ func sampleNow(ctx context.Context, admins []*redis.Client) Sample {
 		s.Keys = append(s.Keys, int(n))
 	}
 	return s
-}
-
-// procStatusKB reads a "kB" field of /proc/self/status (0 where there is
-// none).
-func procStatusKB(field string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 // openSockets counts this process's file descriptors that are sockets.
@@ -464,16 +454,4 @@ func keysWithoutTTL(ctx context.Context, c *redis.Client) (int, error) {
 		}
 	}
 	return n, it.Err()
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"os"
 
+	"github.com/quorumlock/quorumlock/bench/internal/pngplot"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 var nodeColours = []color.RGBA{
@@ -94,21 +92,5 @@ func drawSoak(path string, r *Report) error {
 		}
 		plots = append(plots, []*plot.Plot{p})
 	}
-	img := vgimg.New(vg.Points(620), vg.Points(float64(len(plots))*190))
-	dc := draw.New(img)
-	t := draw.Tiles{Rows: len(plots), Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
-	cs := plot.Align(plots, t, dc)
-	for j := range plots {
-		plots[j][0].Draw(cs[j][0])
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return pngplot.Write(path, plots, vg.Points(620), vg.Points(float64(len(plots))*190), vg.Millimeter*3)
 }
