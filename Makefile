@@ -66,7 +66,7 @@ bench-quick: deps-redis
 # The long run (not in CI): contended locking of every lock kind and an
 # election on 3 nodes, one node restarted every RESTART; fails when the
 # client's memory, goroutines or sockets or the nodes' keys grew. Writes
-# soak.png and soak.json in bench/. make soak DUR=30m
+# soak.png and soak.json in bench/. make soak DUR=30m (at least 4m)
 .PHONY: soak
 DUR ?= 1h
 RESTART ?= 3m

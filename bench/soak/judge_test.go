@@ -8,7 +8,7 @@ import (
 
 // samples makes a run of samples every 5 s for 10 minutes, each value from f(minute).
 func samples(f func(min float64) (rss float64, goroutines, sockets, keys int)) *Report {
-	r := &Report{}
+	r := &Report{SocketBound: 80}
 	for at := 0.0; at <= 600; at += 5 {
 		rss, g, s, k := f(at / 60)
 		r.Samples = append(r.Samples, Sample{At: at, RSSMB: rss, Goroutines: g, Sockets: s, Keys: []int{k, k - 3, -1}})
@@ -40,7 +40,11 @@ func TestJudge(t *testing.T) {
 		{name: "sockets climb", r: samples(func(m float64) (float64, int, int, int) {
 			rss, g, _, k := flat(m)
 			return rss, g, 50 + int(5*m), k
-		}), grew: "client open sockets"},
+		}), grew: "client open sockets"}, // past the pools' 80 at minute 6
+		{name: "sockets swing within the pools", r: samples(func(m float64) (float64, int, int, int) {
+			rss, g, _, k := flat(m)
+			return rss, g, 40 + int(m*60)%40, k
+		})},
 		{name: "keys climb", r: samples(func(m float64) (float64, int, int, int) {
 			rss, g, s, _ := flat(m)
 			return rss, g, s, 1000 + int(100*m)

@@ -50,6 +50,7 @@ type options struct {
 	dur, every, restart time.Duration
 	nodes               int
 	plot, json          string
+	report              string
 }
 
 func main() {
@@ -69,8 +70,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.nodes, "nodes", 3, "nodes of the quorum")
 	fs.StringVar(&o.plot, "plot", "soak.png", "write the samples' plot to this PNG file (empty: none)")
 	fs.StringVar(&o.json, "json", "", "write the samples and the verdict to this file as JSON")
+	fs.StringVar(&o.report, "report", "", "judge an earlier run's -json file again with this code, print it (and write -json, -plot if given), and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.report != "" {
+		rep, err := rejudge(o.report, o.every)
+		if err != nil {
+			return err
+		}
+		return finish(o, rep, stdout, stderr)
 	}
 	if o.dur < minDur || o.every <= 0 || o.restart < 0 || o.nodes < 1 {
 		return fmt.Errorf("-dur must be at least %v (the reference is a quarter in, after the first minute's warm-up), -every positive, -restart not negative, -nodes at least 1", minDur)
@@ -82,6 +91,40 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return finish(o, rep, stdout, stderr)
+}
+
+// rejudge reads a run's JSON and judges it with this code. A run from
+// before the socket bound was recorded gets the bound of the default
+// pools (go-redis: 10 per CPU and node, per client).
+func rejudge(path string, every time.Duration) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-report: %w", err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("-report: %s: %w", path, err)
+	}
+	if len(rep.Samples) < 2 {
+		return nil, fmt.Errorf("-report: %s holds no samples", path)
+	}
+	if rep.SocketBound == 0 {
+		rep.SocketBound = rep.Nodes + 2*rep.Nodes*(10*rep.CPUs+1)
+	}
+	if len(rep.Samples) > 1 {
+		every = time.Duration((rep.Samples[1].At - rep.Samples[0].At) * float64(time.Second))
+	}
+	dur, err := time.ParseDuration(rep.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("-report: %s: duration: %w", path, err)
+	}
+	rep.judge(min(5*time.Minute, dur/4), every)
+	return &rep, nil
+}
+
+// finish prints the run, writes its files and says whether it passed.
+func finish(o options, rep *Report, stdout, stderr io.Writer) error {
 	rep.print(stdout)
 	if o.json != "" {
 		data, err := json.MarshalIndent(rep, "", "  ")
@@ -133,9 +176,13 @@ type Report struct {
 	Checks   []Check          `json:"checks"`
 	// After Close: goroutines above the count before the clients existed,
 	// and keys without a TTL on the nodes.
-	GoroutinesLeft int  `json:"goroutines_left_after_close"`
-	KeysNoTTL      int  `json:"keys_without_ttl_after_close"`
-	Pass           bool `json:"pass"`
+	GoroutinesLeft int `json:"goroutines_left_after_close"`
+	KeysNoTTL      int `json:"keys_without_ttl_after_close"`
+	// SocketBound is the most sockets the client may hold: every pool
+	// full, a pub/sub connection per client and node, one per node for
+	// the sampler.
+	SocketBound int  `json:"socket_bound"`
+	Pass        bool `json:"pass"`
 }
 
 // Count is what one lock kind did over the run: acquisitions, tries
@@ -205,10 +252,13 @@ func soak(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	// Two clients, as two processes of one service would have; each kind
 	// of lock is used through both.
 	var clients []*quorum.Client
+	socketBound := len(servers) // the sampler's
 	for range 2 {
 		var rcs []redis.UniversalClient
 		for _, s := range servers {
-			rcs = append(rcs, s.Client())
+			c := s.Client()
+			rcs = append(rcs, c)
+			socketBound += c.Options().PoolSize + 1 // the pool and the pub/sub listener
 		}
 		c, err := quorum.New(rcs, quorum.WithTTL(5*time.Second))
 		if err != nil {
@@ -243,7 +293,8 @@ func soak(ctx context.Context, o options, log io.Writer) (*Report, error) {
 		}()
 	}
 
-	rep := &Report{Started: began.UTC().Truncate(time.Second), Nodes: o.nodes, CPUs: runtime.NumCPU(), Kinds: map[string]Count{}}
+	rep := &Report{Started: began.UTC().Truncate(time.Second), Nodes: o.nodes, CPUs: runtime.NumCPU(), Kinds: map[string]Count{},
+		SocketBound: socketBound}
 	end := time.After(o.dur)
 	tick := time.NewTicker(o.every)
 	defer tick.Stop()
