@@ -63,6 +63,16 @@ bench: deps-redis
 bench-quick: deps-redis
 	cd bench && go run . -quick -curve bench-curve.png
 
+# The long run (not in CI): contended locking of every lock kind and an
+# election on 3 nodes, one node restarted every RESTART; fails when the
+# client's memory, goroutines or sockets or the nodes' keys grew. Writes
+# soak.png and soak.json in bench/. make soak DUR=30m (at least 4m)
+.PHONY: soak
+DUR ?= 1h
+RESTART ?= 3m
+soak: deps-redis
+	cd bench && go run ./soak -dur $(DUR) -restart $(RESTART) -plot soak.png -json soak.json
+
 # The single-node vs quorum matrix under faults: the lab
 # (jepsen-like/cmd/quorumlock-lab), through the workspace.
 chaos: deps-redis

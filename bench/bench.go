@@ -305,7 +305,7 @@ func (b *bench) all(ctx context.Context) ([]Result, error) {
 			res = append(res, summarize(s, e))
 		}
 	}
-	if len(res) == 0 && (b.o.filter == nil || !slices.ContainsFunc([]string{memoryCaseID, electionCaseID, scalingCaseID, waitersCaseID, nodesCaseID}, b.o.filter.MatchString)) {
+	if len(res) == 0 && (b.o.filter == nil || !slices.ContainsFunc([]string{memoryCaseID, electionCaseID, scalingCaseID, waitersCaseID, nodesCaseID, namesCaseID}, b.o.filter.MatchString)) {
 		return nil, errors.New("no case matched -cases")
 	}
 	return res, nil

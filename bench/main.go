@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,6 +57,10 @@ type options struct {
 	// The waiting-clients case: numbers of clients, run time of each row.
 	waiters    []int
 	waitersDur time.Duration
+	// The many-names case: numbers of names, and the quorumlock command
+	// it lists them with ("" builds it).
+	names []int
+	cli   string
 }
 
 func main() {
@@ -82,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.dur, "dur", 0, "run time of one implementation in one round of a throughput case (default 500ms, 200ms with -quick)")
 	fs.DurationVar(&o.handoff, "handoff", 0, "run time of one implementation in one round of the hand-off case (default 1s, 400ms with -quick)")
 	fs.DurationVar(&o.hold, "hold", time.Millisecond, "how long a holder keeps the lock in the hand-off case (0: release at once)")
-	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, defaults-n1, defaults-n5, functions, memory, scaling; only when named: election, waiters, nodes; titles as printed, e.g. \"uncontended.*N=5, 16\")")
+	fs.StringVar(&filter, "cases", "", "run only cases whose id and title match this regexp (ids: uncontended, handoff, frozen-2of5, frozen-3of5-trylock, frozen-3of5-lock, fencing, defaults-n1, defaults-n5, functions, memory, scaling; only when named: election, waiters, nodes, names; titles as printed, e.g. \"uncontended.*N=5, 16\")")
 	fs.StringVar(&impls, "impls", "", "run only implementations whose label (e.g. \"quorumlock\", \"redsync retry-5ms\") matches this regexp")
 	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile of the whole run to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results to this file as JSON")
@@ -93,6 +98,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.slowPeers, "slow-rounds", 0, "rounds for peers that take seconds per operation with frozen nodes (default 2, 1 with -quick)")
 	var waiters string
 	fs.StringVar(&waiters, "waiters", "", "numbers of clients of the waiting-clients case, comma-separated (default 1,10,100; 1,10 with -quick)")
+	var names string
+	fs.StringVar(&names, "names", "", "numbers of names of the many-names case, comma-separated, increasing (default 1000,10000,100000; the full form adds 1000000)")
+	fs.StringVar(&o.cli, "cli", "", "the quorumlock command the names case lists with (default: go build it from this workspace)")
 	fs.DurationVar(&o.waitersDur, "waiters-dur", 0, "run time of one row of the waiting-clients case (default 4s, 2s with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,6 +121,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var err error
 	if o.waiters, err = parseCounts(or(waiters, "1,10,100")); err != nil {
 		return fmt.Errorf("-waiters: %w", err)
+	}
+	if o.names, err = parseCounts(or(names, "1000,10000,100000")); err != nil {
+		return fmt.Errorf("-names: %w", err)
+	}
+	if !slices.IsSorted(o.names) {
+		return fmt.Errorf("-names: %q is not increasing", names)
 	}
 	o.electRuns = or(o.electRuns, 5)
 	o.rounds = or(o.rounds, 7)
@@ -211,6 +225,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("nodes: %w", err)
 		}
 	}
+	var nameRows []NamesRow
+	if o.filter != nil && o.filter.MatchString(namesCaseID) {
+		if nameRows, err = namesCase(ctx, o.names, o.cli, stderr); err != nil {
+			return fmt.Errorf("names: %w", err)
+		}
+	}
 	var elect []ElectRow
 	if o.filter != nil && o.filter.MatchString(electionCaseID) {
 		// Only when asked for: it takes about a minute of mostly waiting.
@@ -219,13 +239,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	env := environment(began, servers)
-	if len(res) > 0 || len(elect) == 0 && len(waitRows) == 0 && len(nodeRows) == 0 {
+	if len(res) > 0 || len(elect) == 0 && len(waitRows) == 0 && len(nodeRows) == 0 && len(nameRows) == 0 {
 		printReport(stdout, env, o, res)
 	}
 	printMemory(stdout, mem)
 	printElection(stdout, elect)
 	printWaiters(stdout, o.hold, waitRows)
 	printNodes(stdout, nodeRows)
+	printNames(stdout, nameRows)
 	if o.curve != "" {
 		if err := drawCurve(o.curve, res); err != nil {
 			return fmt.Errorf("-curve: %w", err)
@@ -234,7 +255,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	printMemoryChecks(stdout, mem)
 	if o.jsonPath != "" {
-		if err := writeJSON(o.jsonPath, env, o, res, mem, waitRows, nodeRows); err != nil {
+		if err := writeJSON(o.jsonPath, env, o, res, mem, waitRows, nodeRows, nameRows); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.jsonPath)
@@ -242,10 +263,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printMemoryChecks(w io.Writer, mem []MemRow) {
-	if mc := memoryChecks(mem); len(mc) > 0 {
+func printMemoryChecks(w io.Writer, mem []MemRow) { printChecks(w, memoryChecks(mem)) }
+
+// printChecks prints targets as a table (nothing for none).
+func printChecks(w io.Writer, cs []Check) {
+	if len(cs) > 0 {
 		fmt.Fprintf(w, "\n| target | measured | |\n|---|---|---|\n")
-		for _, c := range mc {
+		for _, c := range cs {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", c.Target, c.Measured, map[bool]string{true: "ok", false: "MISS"}[c.Pass])
 		}
 	}
@@ -263,16 +287,17 @@ func reprint(w io.Writer, o options) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return fmt.Errorf("-report: %s: %w", o.report, err)
 	}
-	if len(f.Results) == 0 && len(f.Memory) == 0 && len(f.Waiters) == 0 && len(f.Nodes) == 0 {
+	if len(f.Results) == 0 && len(f.Memory) == 0 && len(f.Waiters) == 0 && len(f.Nodes) == 0 && len(f.Names) == 0 {
 		return fmt.Errorf("-report: %s holds no results", o.report)
 	}
 	o.rounds = f.Rounds
-	if len(f.Results) > 0 || len(f.Waiters) == 0 && len(f.Nodes) == 0 {
+	if len(f.Results) > 0 || len(f.Waiters) == 0 && len(f.Nodes) == 0 && len(f.Names) == 0 {
 		printReport(w, f.Env, o, f.Results)
 	}
 	printMemory(w, f.Memory)
 	printWaiters(w, f.Hold, f.Waiters)
 	printNodes(w, f.Nodes)
+	printNames(w, f.Names)
 	printMemoryChecks(w, f.Memory)
 	return nil
 }
@@ -346,11 +371,12 @@ type jsonFile struct {
 	Hold        time.Duration `json:"hold_ns,omitempty"`
 	OpenTargets []Check       `json:"open_targets,omitempty"`
 	Nodes       []NodeRow     `json:"nodes_curve,omitempty"`
+	Names       []NamesRow    `json:"names,omitempty"`
 }
 
-func writeJSON(path string, env Env, o options, res []Result, mem []MemRow, wait []WaiterRow, nodes []NodeRow) error {
-	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: append(checks(res), memoryChecks(mem)...), Memory: mem,
-		Waiters: wait, OpenTargets: waiterChecks(wait), Nodes: nodes}
+func writeJSON(path string, env Env, o options, res []Result, mem []MemRow, wait []WaiterRow, nodes []NodeRow, names []NamesRow) error {
+	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: append(append(checks(res), memoryChecks(mem)...), namesChecks(names)...), Memory: mem,
+		Waiters: wait, OpenTargets: waiterChecks(wait), Nodes: nodes, Names: names}
 	if len(wait) > 0 {
 		f.Hold = o.hold
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/bench/internal/proc"
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
@@ -285,17 +286,7 @@ func cpuModel() string {
 	return ""
 }
 
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
-}
+func loadAvg() string { return proc.LoadAvg() }
 
 func infoField(info, key string) string {
 	for _, line := range strings.Split(info, "\n") {

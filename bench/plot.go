@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"slices"
 
+	"github.com/quorumlock/quorumlock/bench/internal/pngplot"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // curveGoroutines are the x values of the curve.
@@ -106,27 +105,7 @@ func drawCurve(path string, res []Result) error {
 			}
 		}
 	}
-	img := vgimg.New(vg.Points(float64(cols)*420), vg.Points(float64(rows)*320))
-	dc := draw.New(img)
-	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
-		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
-	canvases := plot.Align(grid, t, dc)
-	for j := range grid {
-		for i := range grid[j] {
-			if grid[j][i] != nil {
-				grid[j][i].Draw(canvases[j][i])
-			}
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return pngplot.Write(path, grid, vg.Points(float64(cols)*420), vg.Points(float64(rows)*320), vg.Millimeter*3)
 }
 
 // gapPanel is a dot chart of the hand-off gap p50 (release to the next
