@@ -305,11 +305,19 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 // attempts, and ctx.Err().
 func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err)
-	return wait(ctx, &mutexWait{m: m, owner: m.owner()}, backoff{c: m.c})
+	owner := m.owner()
+	ml, hint, err := m.try(ctx, owner, 1, false, m.kind)
+	if err == nil {
+		return m.newLease(ml, owner)
+	}
+	w := &mutexWait{m: m, owner: owner, tries: 1}
+	m.checkSelfWait(ctx, &w.self)
+	return waitAfter(ctx, w, backoff{c: m.c}, hint, err)
 }
 
-// mutexWait is one Mutex.Lock call's part in the waiting loop. It listens
-// on the lock's unlock channel on every node from its first refusal on.
+// mutexWait is one Mutex.Lock call's part in the waiting loop, made after
+// its first refusal (Lock tries first without one). It listens on the
+// lock's unlock channel on every node from then on.
 type mutexWait struct {
 	m       *Mutex
 	owner   string

@@ -36,14 +36,20 @@ type waitKind interface {
 // error no retry can fix comes. A cancelled wait reports each node's most
 // telling error across the attempts, and ctx's error.
 func wait(ctx context.Context, k waitKind, b backoff) (*Lease, error) {
+	ml, hint, err := k.try(ctx, false)
+	if err == nil {
+		k.end(true)
+		return k.lease(ml)
+	}
+	return waitAfter(ctx, k, b, hint, err)
+}
+
+// waitAfter is wait after a first refused try (err, with its hint) that a
+// lock kind made itself: a Mutex makes its first try before it allocates
+// its waiter, as the lock is usually free.
+func waitAfter(ctx context.Context, k waitKind, b backoff, hint time.Duration, err error) (*Lease, error) {
 	var seen attemptErrs // the best error per node across attempts
-	woken := false
 	for {
-		ml, hint, err := k.try(ctx, woken)
-		if err == nil {
-			k.end(true)
-			return k.lease(ml)
-		}
 		seen.add(err)
 		if stop, err := givesUp(ctx, err); stop {
 			k.end(false)
@@ -53,17 +59,21 @@ func wait(ctx context.Context, k waitKind, b backoff) (*Lease, error) {
 			return nil, err
 		}
 		d := b.next(hint)
-		if k.listen(ctx, d) {
-			woken = false
-			continue
+		woken := false
+		if !k.listen(ctx, d) {
+			var cerr error
+			if woken, cerr = sleep(ctx, k, d); cerr != nil {
+				k.end(false)
+				return nil, seen.final(ctx, err)
+			}
+			if woken {
+				b.reset()
+			}
 		}
-		var cerr error
-		if woken, cerr = sleep(ctx, k, d); cerr != nil {
-			k.end(false)
-			return nil, seen.final(ctx, err)
-		}
-		if woken {
-			b.reset()
+		var ml *multilock.MultiLock
+		if ml, hint, err = k.try(ctx, woken); err == nil {
+			k.end(true)
+			return k.lease(ml)
 		}
 	}
 }
