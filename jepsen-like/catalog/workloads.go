@@ -100,7 +100,7 @@ var quickScenarios = map[workload.Kind][]string{
 	workload.Batched:   {"baseline", "latency"},
 	workload.Election:  {"baseline", "holder-isolated", "crash-restart-aof", "partition-minority", "partition-majority"},
 	workload.Guarded:   {"baseline", "client-pause"},
-	workload.TTLs:      {"baseline", "latency"},
+	workload.TTLs:      {"baseline"},
 }
 
 func kindWorkloads() []Workload {

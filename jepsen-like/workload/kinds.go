@@ -167,13 +167,13 @@ func (k Kind) Work(lease time.Duration) Range {
 // under a run's lease: the watchdog TTL of the leases a worker takes on
 // the shared name (renewed every third of it), and the fixed lease time of
 // the one it keeps on a name of its own (its end is due long after).
-func TTLsShort(lease time.Duration) time.Duration { return lease / 2 }
+func TTLsShort(lease time.Duration) time.Duration { return lease / 4 }
 func TTLsLong(lease time.Duration) time.Duration  { return 4 * lease }
 
 // AcquireTimeout is the bound of each Lock call of k's workers: def, but
 // for renewed leases, terms and the ttls kind's leases long enough for
 // every other worker to hold once (workers × lease), as their critical
-// sections last up to three quarters of a lease.
+// sections last up to half a lease.
 func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
 	if k == Renewed || k == Election || k == TTLs {
 		return max(def, time.Duration(workers)*lease)
