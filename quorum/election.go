@@ -98,7 +98,7 @@ func (c *Client) Election(name string, opts ...ElectionOption) (*Election, error
 	if err != nil {
 		return nil, err
 	}
-	m.elect = true
+	m.kind = electLock{}
 	return &Election{c: c, name: name, m: m}, nil
 }
 

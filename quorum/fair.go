@@ -287,115 +287,104 @@ func (f *FairMutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 func (f *FairMutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer f.m.observeAcquire(ctx, f.m.c.observedNow(), &lease, &err)
 	c := f.m.c
-	owner := f.m.owner()
-	need := multilock.Need(c.cfg.policy, len(c.nodes))
 	if c.closed.Load() {
 		return nil, f.m.notObtained(ErrClosed)
 	}
-	slot := f.takeSlot()
-	defer f.putSlot(slot)
-	signal := slot.signal
-	var w *fairWaiter
-	var seen attemptErrs // the best error per node across attempts
-	noTicket, splits, try := 0, 0, 0
+	w := &fairWait{f: f, owner: f.m.owner(), slot: f.takeSlot(), need: multilock.Need(c.cfg.policy, len(c.nodes))}
+	defer f.putSlot(w.slot)
+	return wait(ctx, w, backoff{c: c, max: max(f.queueTimeout()/3, time.Millisecond)})
+}
+
+// fairWait is one FairMutex.Lock call's part in the waiting loop: its
+// place in line (w, nil until it has a ticket) and its wake channel.
+type fairWait struct {
+	f          *FairMutex
+	owner      string
+	slot       *fairSlot
+	need       int
+	w          *fairWaiter
+	tries      int
+	subscribed bool // the wake channel was subscribed when the last try began
+}
+
+// try takes a ticket when the waiter has none, then makes one attempt in
+// line. A waiter that lost its place goes to the back of the line and
+// tries again at once.
+func (fw *fairWait) try(ctx context.Context, _ bool) (*multilock.MultiLock, time.Duration, error) {
+	f, c := fw.f, fw.f.m.c
 	for {
-		if w == nil {
-			if w, err = f.join(ctx, slot); err != nil {
-				if stop, err := givesUp(ctx, err); stop {
-					return nil, err
-				}
-				// Too few nodes answered: take a ticket again, soon the
-				// first time (a slow moment), then at the retry interval.
-				noTicket++
-				delay := c.splitBackoff()
-				if noTicket > 1 {
-					delay = c.jitter(c.cfg.retryInterval)
-				}
-				if cerr := f.sleep(ctx, signal, delay); cerr != nil {
-					return nil, withCtxErr(ctx, err)
-				}
-				continue
+		if fw.w == nil {
+			w, err := f.join(ctx, fw.slot)
+			if err != nil {
+				// Too few nodes answered: take a ticket again after a
+				// short pause (a slow moment), longer each time.
+				fw.subscribed = true
+				return nil, -1, err
 			}
-			noTicket = 0
+			fw.w = w
 		}
-		subscribed := slot.subscribed()
-		fa := f.attempt(w)
-		try++
-		ml, wait, err := f.m.try(ctx, owner, try, false, fa)
-		if err == nil && !w.verify(fa.fls, need, c.cfg.attemptTimeout) {
-			// Granted, but its entry lapsed on so many nodes meanwhile that
-			// a later ticket may have been served before it. Give the
-			// grant back and go to the back of the line, so acquisitions
-			// stay in ticket order.
+		fw.subscribed = fw.slot.subscribed()
+		fa := f.attempt(fw.w)
+		fw.tries++
+		ml, wait, err := f.m.try(ctx, fw.owner, fw.tries, false, fa)
+		fw.w.note(fa.fls)
+		if err == nil && !fw.w.verify(fa.fls, fw.need, c.cfg.attemptTimeout) {
+			// Granted, but its entry lapsed on so many nodes meanwhile
+			// that a later ticket may have been served before it. Give
+			// the grant back and go to the back of the line, so
+			// acquisitions stay in ticket order.
 			rctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
 			_, _ = ml.Release(rctx)
 			cancel()
-			f.leave(w)
-			w = nil
+			fw.leave()
 			continue
 		}
 		if err == nil {
 			hold(fa.fls)
 			if f.onGrant != nil {
-				f.onGrant(w.ID, w.Ticket)
+				f.onGrant(fw.w.ID, fw.w.Ticket)
 			}
-			return f.m.newLease(ml, owner)
+			return ml, 0, nil
 		}
-		seen.add(err)
-		if stop, err := givesUp(ctx, err); stop {
-			f.leave(w)
-			if ctx.Err() != nil {
-				return nil, seen.final(ctx, err)
-			}
-			return nil, err
-		}
-		if !w.keeps(need) {
+		if stop, _ := givesUp(ctx, err); !stop && !fw.w.keeps(fw.need) {
 			// Its entry expired on too many nodes (it could not refresh
-			// it in time): later tickets may have passed it. Go to the back.
-			f.leave(w)
-			w = nil
+			// it in time): later tickets may have passed it. Go to the
+			// back.
+			fw.leave()
 			continue
 		}
-		delay := min(c.jitter(c.cfg.retryInterval), max(f.queueTimeout()/3, time.Millisecond))
-		if !subscribed {
-			// A wake-up sent before the subscription held was not heard:
-			// once it holds, try again at once.
-			slot.awaitSubscribed(ctx, delay)
-			continue
-		}
-		if wait < 0 {
-			// Some nodes granted, too few: a split vote, or a holder that
-			// keeps a quorum. Back off briefly, twice as long each time in
-			// a row (bounded by the entry refresh below), so a holder's
-			// quorum is not probed hundreds of times a second; the
-			// release wakes the first waiter at once.
-			splits++
-			wait = c.splitBackoff() << min(splits-1, 10)
-		} else {
-			splits = 0
-		}
-		if wait > 0 && wait < delay {
-			delay = wait
-		}
-		if cerr := f.sleep(ctx, signal, delay); cerr != nil {
-			f.leave(w)
-			return nil, seen.final(ctx, err)
-		}
+		return nil, wait, err
 	}
 }
 
-// sleep waits for a wake-up, d, or the end of ctx (then it returns ctx's
-// error).
-func (f *FairMutex) sleep(ctx context.Context, signal <-chan struct{}, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-signal:
-	case <-t.C:
-	case <-ctx.Done():
-		return ctx.Err()
+// listen: a wake-up sent before the subscription held was not heard; once
+// it holds, try again at once.
+func (fw *fairWait) listen(ctx context.Context, d time.Duration) bool {
+	if fw.subscribed {
+		return false
 	}
-	return nil
+	fw.slot.awaitSubscribed(ctx, d)
+	return true
+}
+
+func (fw *fairWait) lease(ml *multilock.MultiLock) (*Lease, error) {
+	return fw.f.m.newLease(ml, fw.owner)
+}
+func (fw *fairWait) signal() <-chan struct{} { return fw.slot.signal }
+func (fw *fairWait) late() bool              { return false }
+
+// end leaves the line unless the wait won (then the lease's release does).
+func (fw *fairWait) end(won bool) {
+	if !won {
+		fw.leave()
+	}
+}
+
+func (fw *fairWait) leave() {
+	if fw.w != nil {
+		fw.f.leave(fw.w)
+		fw.w = nil
+	}
 }
 
 // join makes a new waiter: it listens on the waiter's wake channel on every

@@ -41,7 +41,7 @@ type Mutex struct {
 	c     *Client
 	names []string
 	cfg   mutexConfig
-	rw    rwMode        // a side of an RWMutex; rwNone for a Mutex
+	kind  lockKind
 	keys  [][]node.Keys // per name, per node: computed once, not per attempt
 	// live counts this handle's leases that have not ended (Client.track,
 	// untrack). While one lives, a new attempt on the handle expects the
@@ -62,9 +62,6 @@ type Mutex struct {
 	// clients): woken tries go straight to the acquire script until one
 	// wins again (see build).
 	wokenLost atomic.Bool
-	// elect: the lock of an Election: always fenced (its
-	// token is the term), and its node shares carry the leader's value.
-	elect bool
 }
 
 // Mutex returns the lock called name.
@@ -89,7 +86,7 @@ func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
 // buildMutex makes the Mutex of names; check says what is wrong with a name
 // (an election may take the names a lock may not).
 func (c *Client) buildMutex(names []string, opts []MutexOption, check func(string) error) (*Mutex, error) {
-	m := &Mutex{c: c, names: append([]string(nil), names...)}
+	m := &Mutex{c: c, names: append([]string(nil), names...), kind: plainLock{}}
 	for _, o := range opts {
 		o(&m.cfg)
 	}
@@ -166,8 +163,9 @@ func (m *Mutex) attempt(owner string, try int) string {
 // build makes the sub-lock tree of one attempt, for every kind of lock:
 // one multilock over the nodes per name (node i's share from nodeLock, by
 // the lock's kind, behind the safety gate); for several names, an All
-// multilock over those. fa is a FairMutex's attempt (nil for the others).
-func (m *Mutex) build(owner string, try int, woken bool, fa *fairAttempt) (*multilock.MultiLock, error) {
+// multilock over those. k is the attempt's kind: m's, or a FairMutex
+// attempt's.
+func (m *Mutex) build(owner string, try int, woken bool, k lockKind) (*multilock.MultiLock, error) {
 	c := m.c
 	attempt := m.attempt(owner, try)
 	c.mlOptsOnce.Do(c.buildMLOpts)
@@ -188,9 +186,9 @@ func (m *Mutex) build(owner string, try int, woken bool, fa *fairAttempt) (*mult
 	perName := func(j int) (*multilock.MultiLock, error) {
 		ls := make([]multilock.Locker, len(c.nodes))
 		for i := range c.nodes {
-			ls[i] = m.nodeLock(i, j, owner, attempt, fa, held)
+			ls[i] = c.gateLock(i, k.share(m, i, j, owner, attempt, held))
 		}
-		if m.elect {
+		if k.fenced() {
 			return multilock.New(ls, c.mlOptsFenced...)
 		}
 		return multilock.New(ls, c.mlOpts...)
@@ -218,36 +216,6 @@ type namedLock struct {
 
 func (n namedLock) String() string { return n.name }
 
-// nodeLock is node i's share of name j in one attempt: a plain node lock, a
-// read or write share of a read-write lock, or a fair lock's (fa not nil),
-// behind the safety gate when a safety option is on.
-func (m *Mutex) nodeLock(i, j int, owner, attempt string, fa *fairAttempt, held bool) multilock.Locker {
-	c := m.c
-	n := c.nodes[i]
-	var l checkedLocker
-	switch {
-	case fa != nil:
-		fl := n.FairLock(m.names[j], owner, attempt, fa.waiter(), fa.mode(i), c.cfg.fencing)
-		fa.fls[i] = fl
-		l = fl
-	case m.rw != rwNone:
-		l = n.RWLock(m.names[j], owner, attempt, m.rw == rwWrite, c.cfg.fencing)
-	default:
-		nl := n.LockKeys(m.keys[j][i], owner, attempt, c.cfg.fencing || m.elect)
-		if held {
-			nl.ExpectHeld()
-		}
-		if m.elect {
-			nl.Elect()
-		}
-		if !c.gated(i) {
-			return nl
-		}
-		l = nl
-	}
-	return c.gateLock(i, l)
-}
-
 // buildMLOpts makes the multilock options once per client: they only depend
 // on its configuration, and building them per attempt cost allocations on
 // the hot path.
@@ -270,16 +238,14 @@ func (c *Client) buildMLOpts() {
 	c.mlOptsAll = append(base[:len(base):len(base)], multilock.WithPolicy(All))
 }
 
-// try makes one attempt bounded by the attempt timeout; Mutex, RWMutex and
-// FairMutex all attempt through it. fa is a FairMutex's attempt (nil for
-// the others): its node locks are kept in fa, and its waiter learns where
-// its entry is. After a failure, wait is the holders' shortest remaining
-// claim (0 when unknown), or -1 when some nodes granted.
-func (m *Mutex) try(ctx context.Context, owner string, try int, woken bool, fa *fairAttempt) (*multilock.MultiLock, time.Duration, error) {
+// try makes one attempt of kind k bounded by the attempt timeout; every
+// lock kind attempts through it. After a failure, wait is the holders'
+// shortest remaining claim (0 when unknown), or -1 when some nodes granted.
+func (m *Mutex) try(ctx context.Context, owner string, try int, woken bool, k lockKind) (*multilock.MultiLock, time.Duration, error) {
 	if m.c.closed.Load() {
 		return nil, 0, m.notObtained(ErrClosed)
 	}
-	ml, err := m.build(owner, try, woken, fa)
+	ml, err := m.build(owner, try, woken, k)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -287,9 +253,6 @@ func (m *Mutex) try(ctx context.Context, owner string, try int, woken bool, fa *
 	// start it reads anyway (multilock.WithAttemptTimeout, buildMLOpts):
 	// with DeadlineBound nodes, no timer, allocation or clock reading.
 	_, wait, _, err := m.observedAcquire(ctx, ml)
-	if fa != nil && fa.w != nil {
-		fa.w.note(fa.fls)
-	}
 	if err != nil {
 		err = m.named(markUnanswered(withCtxErr(ctx, err)))
 		err = markPermanent(err, m.c.cfg.policy.FailedLocksLimit(len(m.c.nodes)))
@@ -326,7 +289,7 @@ func givesUp(ctx context.Context, err error) (bool, error) {
 func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err)
 	owner := m.owner()
-	ml, _, err := m.try(ctx, owner, 1, false, nil)
+	ml, _, err := m.try(ctx, owner, 1, false, m.kind)
 	if err != nil {
 		return nil, err
 	}
@@ -343,102 +306,87 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err)
 	owner := m.owner()
-	var (
-		signal  chan struct{}
-		watches []*node.Watch
-		won     bool
-		splits  int         // failed attempts in a row that some nodes granted
-		seen    attemptErrs // the best error per node across attempts
-		self    selfWait    // waiting on a lease of this handle
-		woken   bool        // an unlock message ended the last wait
-	)
-	defer func() {
-		for _, w := range watches {
-			w.Stop(!won)
-		}
-	}()
-	for try := 1; ; try++ {
-		ml, wait, err := m.try(ctx, owner, try, woken, nil)
-		if woken && wait >= 0 {
-			// Won, or refused by a holder: a split vote (wait < 0) tells
-			// neither, and leaves the mark as it was.
-			m.wokenLost.Store(err != nil)
-		}
-		if err == nil {
-			won = true
-			return m.newLease(ml, owner)
-		}
-		seen.add(err)
-		m.checkSelfWait(ctx, &self)
-		if stop, err := givesUp(ctx, err); stop {
-			if ctx.Err() != nil {
-				return nil, seen.final(ctx, err)
+	ml, hint, err := m.try(ctx, owner, 1, false, m.kind)
+	if err == nil {
+		return m.newLease(ml, owner)
+	}
+	w := &mutexWait{m: m, owner: owner, tries: 1}
+	m.checkSelfWait(ctx, &w.self)
+	return waitAfter(ctx, w, backoff{c: m.c}, hint, err)
+}
+
+// mutexWait is one Mutex.Lock call's part in the waiting loop, made after
+// its first refusal (Lock tries first without one). It listens on the
+// lock's unlock channel on every node from then on.
+type mutexWait struct {
+	m       *Mutex
+	owner   string
+	tries   int
+	self    selfWait // waiting on a lease of this handle
+	wake    chan struct{}
+	watches []*node.Watch
+}
+
+func (w *mutexWait) try(ctx context.Context, woken bool) (*multilock.MultiLock, time.Duration, error) {
+	m := w.m
+	w.tries++
+	ml, wait, err := m.try(ctx, w.owner, w.tries, woken, m.kind)
+	if woken && wait >= 0 {
+		// Won, or refused by a holder: a split vote (wait < 0) tells
+		// neither, and leaves the mark as it was.
+		m.wokenLost.Store(err != nil)
+	}
+	if err != nil {
+		m.checkSelfWait(ctx, &w.self)
+	}
+	return ml, wait, err
+}
+
+func (w *mutexWait) lease(ml *multilock.MultiLock) (*Lease, error) { return w.m.newLease(ml, w.owner) }
+
+func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
+	if w.watches != nil {
+		return false
+	}
+	m := w.m
+	w.wake = make(chan struct{}, 1)
+	ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
+	heard := 0               // watches on channels already subscribed and confirmed
+	seq := node.NextWaiter() // one number on every node: they wake the same waiter
+	for _, n := range m.c.nodes {
+		for _, name := range m.names {
+			nw := n.WatchAs(seq, name, w.wake, ready, m.kind.wakesAll())
+			select {
+			case <-nw.Ready():
+				heard++
+			default:
 			}
-			return nil, err
+			w.watches = append(w.watches, nw)
 		}
-		if watches == nil {
-			signal = make(chan struct{}, 1)
-			ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
-			heard := 0               // watches on channels already subscribed and confirmed
-			seq := node.NextWaiter() // one number on every node: they wake the same waiter
-			for _, n := range m.c.nodes {
-				for _, name := range m.names {
-					w := n.WatchAs(seq, name, signal, ready, m.rw == rwRead)
-					select {
-					case <-w.Ready():
-						heard++
-					default:
-					}
-					watches = append(watches, w)
-				}
-			}
-			// An unlock between the failed try and the subscription is
-			// not heard: once subscribed, look again before waiting. Not
-			// when the channels were already subscribed (other waiters of
-			// this client listen, so the watches were ready at once): such
-			// an unlock woke one of them, and saving the extra try matters
-			// when contenders keep arriving.
-			if heard < m.readyWant() {
-				m.awaitReady(ctx, ready, signal)
-				continue
-			}
-		}
-		delay := m.c.jitter(m.c.cfg.retryInterval)
-		switch {
-		case wait < 0:
-			// Some nodes granted, too few. A split vote between
-			// contenders resolves on the first retry after a short random
-			// delay (the Redlock spec's desynchronising back-off); when
-			// it does not, another owner probably keeps a quorum, which
-			// no retry can take: the delay doubles with each such failure
-			// in a row, up to the retry interval. Its rollback tells no
-			// waiter (multilock.Rollbacker), so nothing wakes this loop
-			// but a real unlock message, which also resets the back-off.
-			delay = min(m.c.splitBackoff()<<min(splits, 10), delay)
-			splits++
-		case wait > 0 && wait < delay:
-			delay = wait
-		}
-		t := time.NewTimer(delay)
-		woken = false
-	wait:
-		select {
-		case <-signal:
-			if m.rw == rwNone && !m.elect && m.holding.Load() > 0 {
-				// A lease of this handle holds the lock and is not being
-				// released: a late copy of the release it followed
-				// (holding). Keep waiting; the timer still bounds the
-				// wait, should that lease have been lost meanwhile.
-				goto wait
-			}
-			splits = 0
-			woken = true
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, seen.final(ctx, err)
-		}
-		t.Stop()
+	}
+	// An unlock between the failed try and the subscription is not heard:
+	// once subscribed, look again before waiting. Not when the channels
+	// were already subscribed (other waiters of this client listen, so the
+	// watches were ready at once): such an unlock woke one of them, and
+	// saving the extra try matters when contenders keep arriving.
+	if heard >= m.readyWant() {
+		return false
+	}
+	m.awaitReady(ctx, ready, w.wake)
+	return true
+}
+
+func (w *mutexWait) signal() <-chan struct{} { return w.wake }
+
+// late: a lease of this handle holds the lock and is not being released,
+// so the message is a late copy of the release it followed (holding).
+func (w *mutexWait) late() bool {
+	return w.m.kind.exclusive() && w.m.holding.Load() > 0
+}
+
+func (w *mutexWait) end(won bool) {
+	for _, nw := range w.watches {
+		nw.Stop(!won)
 	}
 }
 

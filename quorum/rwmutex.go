@@ -2,15 +2,6 @@ package quorum
 
 import "context"
 
-// rwMode says which side of a read-write lock a Mutex is.
-type rwMode int
-
-const (
-	rwNone rwMode = iota
-	rwRead
-	rwWrite
-)
-
 // RWMutex is a read-write lock on the client's quorum: many readers or one
 // writer. It keeps Redisson's model on every node (a hash with a mode field,
 // "read" or "write", in the same keys as a Mutex of the same name, so a
@@ -49,7 +40,7 @@ func (c *Client) RWMutex(name string, opts ...MutexOption) (*RWMutex, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.rw, w.rw = rwRead, rwWrite
+	r.kind, w.kind = rwShare{write: false}, rwShare{write: true}
 	return &RWMutex{r: r, w: w}, nil
 }
 

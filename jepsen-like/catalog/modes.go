@@ -195,7 +195,9 @@ func QuorumLock(opts ...quorum.Option) LockFunc {
 			return nil, nil, err
 		}
 		lease := p.LeaseTime
-		if p.Watchdog {
+		if p.Watchdog && p.Workload != workload.TTLs {
+			// The ttls workload's shared-name leases are renewed anyway;
+			// it sizes them from the lease time.
 			lease = 0
 		}
 		l, err := workload.QuorumKind(qc, p.Workload, p.Name, p.Worker, lease)

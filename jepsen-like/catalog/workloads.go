@@ -88,6 +88,7 @@ var quickModes = map[workload.Kind][]string{
 	workload.Batched:   {"redlock-3"},
 	workload.Election:  {"redlock-3"},
 	workload.Guarded:   {"redlock-5+fencing"},
+	workload.TTLs:      {"redlock-3"},
 }
 
 var quickScenarios = map[workload.Kind][]string{
@@ -99,6 +100,7 @@ var quickScenarios = map[workload.Kind][]string{
 	workload.Batched:   {"baseline", "latency"},
 	workload.Election:  {"baseline", "holder-isolated", "crash-restart-aof", "partition-minority", "partition-majority"},
 	workload.Guarded:   {"baseline", "client-pause"},
+	workload.TTLs:      {"baseline"},
 }
 
 func kindWorkloads() []Workload {

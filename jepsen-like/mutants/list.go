@@ -140,6 +140,15 @@ var List = append([]Mutant{
 		CI:    true,
 	},
 	{
+		Name:  "due-short-lease-late",
+		Bug:   "the client's lease timer is not moved earlier for a lease due before the one it is set for: a short lease beside a long one ends late",
+		File:  "quorum/due.go",
+		Old:   "\tif q.armed.IsZero() || at.Before(q.armed) {\n",
+		New:   "\tif q.armed.IsZero() {\n",
+		Cells: []Cell{{"redlock-3", "baseline", "ttls"}},
+		CI:    true,
+	},
+	{
 		Name:  "batched-replies-swapped",
 		Bug:   "a pipeline of several callers' commands hands the replies out in reverse order",
 		File:  "internal/node/batch.go",

@@ -38,10 +38,10 @@ var elecproofMutants = []Mutant{
 	},
 	{
 		Name:  "campaign-polls-slowly",
-		Bug:   "a waiting campaign ignores pub/sub and tries again only every 10 s",
-		File:  "quorum/mutex.go",
-		Old:   "\t\tt := time.NewTimer(delay)\n\t\twoken = false\n\twait:\n\t\tselect {\n\t\tcase <-signal:\n",
-		New:   "\t\tt := time.NewTimer(10 * time.Second)\n\t\twoken = false\n\twait:\n\t\tselect {\n\t\tcase <-make(chan struct{}):\n",
+		Bug:   "a waiting Lock or campaign ignores pub/sub and tries again only every 10 s",
+		File:  "quorum/waiter.go",
+		Old:   "\tt := time.NewTimer(d)\n\tdefer t.Stop()\n\tfor {\n\t\tselect {\n\t\tcase <-k.signal():\n",
+		New:   "\tt := time.NewTimer(10 * time.Second)\n\tdefer t.Stop()\n\tfor {\n\t\tselect {\n\t\tcase <-make(chan struct{}):\n",
 		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}, {"redlock-3", "baseline", "election"}},
 	},
 }

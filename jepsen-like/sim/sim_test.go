@@ -54,6 +54,9 @@ var quickCells = []struct {
 	{"redlock-5+fencing", "partition-minority", workload.All},
 	{"redlock-3", "partition-minority", workload.Reentrant},
 	{"redlock-3", "baseline", workload.Batched},
+	// One client's long fixed lease beside its short renewed ones: the
+	// client's one lease timer serves the short ones in time.
+	{"redlock-3", "baseline", workload.TTLs},
 	{"redlock-3", "baseline", workload.Election},
 	{"redlock-3", "holder-isolated", workload.Election},
 	// Leaders proclaim while nodes are killed and restarted from their

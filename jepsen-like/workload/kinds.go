@@ -74,6 +74,12 @@ const (
 	// number — while its term holds, then resigns; every worker also
 	// follows the election with Observe.
 	Election Kind = "election"
+	// TTLs: leases of different lifetimes held at once by one client,
+	// whose one timer serves them all: each worker keeps a long fixed
+	// lease on a name of its own (TTLsLong) and takes watchdog leases of a
+	// short TTL (TTLsShort) on the shared name, working past that TTL, so
+	// a renewal the timer serves late loses the lock to the next holder.
+	TTLs Kind = "ttls"
 	// Guarded: one quorum.Mutex with a fixed lease, as Mutex; holders also
 	// write through the project's Redis guard (Config.Guard) with their
 	// token, twice per tenure.
@@ -101,6 +107,7 @@ var Kinds = []KindInfo{
 	{Renewed, "watchdog-renewed leases: the loss signal comes before another holder's tenure", checker.SignalFirst},
 	{All, "MutexAll over overlapping name sets: all or none, exclusion per name", checker.AllOrNone},
 	{Reentrant, "nested WithOwner holds: a partial release never frees the lock", ""},
+	{TTLs, "one client holds a long fixed lease and short watchdog ones at once: every short lease is renewed in time (no overlap, loss told first)", checker.SignalFirst},
 	{Guarded, "Mutex holders write through the Redis guard with their token: the guard accepts tokens in order", checker.GuardOrder},
 	{Batched, fmt.Sprintf("%d goroutines per client on shared and distinct names: exclusion per name, each caller its own reply", BatchCallers), ""},
 	{Election, "campaigners of one Election lead in turn, followers Observe: one leader per term, terms increase, a lost term is told, every term observed, a free election filled in time", checker.ElectionTerms},
@@ -144,17 +151,31 @@ func (k Kind) Watchdog() bool { return k == Renewed || k == Election }
 // TTL, so the watchdog renews each at least once before its holder writes;
 // election terms too (and last long enough for followers to see them).
 func (k Kind) Work(lease time.Duration) Range {
-	if k == Renewed || k == Election {
+	switch k {
+	case Renewed, Election:
 		return Range{Min: lease/3 + lease/10, Max: lease / 2}
+	case TTLs:
+		// Past the short TTL: the holder keeps the lock only through
+		// the watchdog's renewals.
+		s := TTLsShort(lease)
+		return Range{Min: s + s/5, Max: s + s/2}
 	}
 	return Range{}
 }
 
+// TTLsShort and TTLsLong are the lifetimes of the ttls workload's leases
+// under a run's lease: the watchdog TTL of the leases a worker takes on
+// the shared name (renewed every third of it), and the fixed lease time of
+// the one it keeps on a name of its own (its end is due long after).
+func TTLsShort(lease time.Duration) time.Duration { return lease / 4 }
+func TTLsLong(lease time.Duration) time.Duration  { return 4 * lease }
+
 // AcquireTimeout is the bound of each Lock call of k's workers: def, but
-// for renewed leases and terms long enough for every other worker to hold once
-// (workers × lease), as their critical sections last up to half a lease.
+// for renewed leases, terms and the ttls kind's leases long enough for
+// every other worker to hold once (workers × lease), as their critical
+// sections last up to half a lease.
 func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
-	if k == Renewed || k == Election {
+	if k == Renewed || k == Election || k == TTLs {
 		return max(def, time.Duration(workers)*lease)
 	}
 	return def
@@ -180,7 +201,8 @@ func (k Kind) CounterLock(name string) string {
 
 // QuorumKind returns worker's Locker of kind k over qc, on lock name (the
 // all and batched kinds derive their names from it). leaseTime > 0 gives
-// fixed leases; 0 leaves them to the watchdog. For Batched the Locker is a
+// fixed leases; 0 leaves them to the watchdog (the ttls kind sizes its
+// leases from it and needs it). For Batched the Locker is a
 // Fanout of BatchCallers callers; worker is then the client's index.
 func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime time.Duration) (Locker, error) {
 	var opts []quorum.MutexOption
@@ -238,6 +260,19 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 		return b, nil
 	case Election:
 		return newElection(qc, name, worker)
+	case TTLs:
+		if leaseTime <= 0 {
+			return nil, errors.New("workload: the ttls workload needs the run's lease time")
+		}
+		short, err := qc.Mutex(name, quorum.WithLockTTL(TTLsShort(leaseTime)))
+		if err != nil {
+			return nil, err
+		}
+		long, err := qc.Mutex(fmt.Sprintf("%s/long/%d", name, worker), quorum.WithLeaseTime(TTLsLong(leaseTime)))
+		if err != nil {
+			return nil, err
+		}
+		return &ttls{short: short, long: long}, nil
 	}
 	return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
 }
@@ -297,6 +332,31 @@ func (r reentrant) nest(ctx context.Context, take func(context.Context) (*quorum
 		return nil, fmt.Errorf("workload: reentrant hold: %w", err)
 	}
 	return outer, nil
+}
+
+// ttls takes short watchdog leases while it keeps a long fixed lease of
+// the same client: that lease is taken before each short one unless it
+// still holds, and ends on its own.
+type ttls struct {
+	short, long *quorum.Mutex
+	kept        *quorum.Lease
+}
+
+func (t *ttls) TryLock(ctx context.Context) (Lease, error) {
+	t.keep(ctx)
+	return wrap(t.short.TryLock(ctx))
+}
+func (t *ttls) Lock(ctx context.Context) (Lease, error) { t.keep(ctx); return wrap(t.short.Lock(ctx)) }
+
+// keep takes the long lease when the worker holds none; a refusal (a fault
+// in the way) leaves it to the next tenure.
+func (t *ttls) keep(ctx context.Context) {
+	if t.kept != nil && t.kept.Err() == nil {
+		return
+	}
+	if l, err := t.long.TryLock(ctx); err == nil {
+		t.kept = l
+	}
 }
 
 type batch []Locker
