@@ -86,7 +86,11 @@
 // What keeps a seed's run the same: a message's jitter is a hash of the
 // seed, its link, its bytes and how many times these bytes went on that
 // link (not a draw from one generator in sending order, which goroutines
-// racing at one instant would reorder), and TestCell, the entry point of
+// racing at one instant would reorder), a pipeline's commands counting as
+// a set (a batch of calls made at one instant lists them in the
+// scheduler's order; the trace counts them so too); a crash closes its
+// node's connections in the order they were made, not in map order; and
+// TestCell, the entry point of
 // `quorumlock-lab chaos --sim` and of the mutants runner, runs on one processor
 // (GOMAXPROCS 1), so that goroutines woken at one instant run one at a
 // time in the order the runtime queued them. A reconnected go-redis
