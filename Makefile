@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make demo   start local Redis nodes, run contending workers through the quorum lock, print what happened
 #   make test   every test, with the race detector, against real redis-server processes
-.PHONY: demo test test-alone test-functions test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci mutants-kinds vet sim sim-quick sim-soak-ci sim-mutants
+.PHONY: demo test test-alone test-functions test-versions api-check api-snapshot release deps deps-redis docker-images bench bench-quick chaos chaos-quick chaos-seeds mutants mutants-quick mutants-ci mutants-kinds vet sim sim-quick sim-soak-ci sim-mutants mutants-stable
 
 deps:
 	@scripts/ensure-deps.sh
@@ -128,3 +128,12 @@ sim: deps-redis
 # Every mutant of jepsen-like/mutants judged in the simulation.
 sim-mutants:
 	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --sim
+
+# Verdicts that do not flicker: each of STABLE_MUTANTS (and the control)
+# judged REPEAT times in the simulation from one build, with the same
+# seeds; exit 1 when the runs disagree on killed or not. The table says,
+# per mutant, in how many runs the kill rate and trace hash were the same.
+STABLE_MUTANTS ?= renewal-from-non-owner
+REPEAT ?= 10
+mutants-stable:
+	go run ./jepsen-like/cmd/quorumlock-lab chaos --mutants --sim --mutant $(STABLE_MUTANTS) --repeat $(REPEAT)
