@@ -116,11 +116,13 @@ sim-quick: deps-redis
 	cd jepsen-like && go test -count=1 ./sim
 
 # CI's form of the soak: redlock-5 under minority faults for one minute of
-# wall time (no -race), every run judged; and the replay check (each quick
-# cell twice, same trace hash), which counts only without -race.
+# wall time (no -race), every run judged; and the replay checks (each quick
+# cell twice, same trace hash; a failing cell's printed replay, run three
+# times, fails the same way with the same hash), which count only without
+# -race.
 sim-soak-ci:
 	cd jepsen-like && SIM_FULL=1 SIM_SOAK_BUDGET=1 go test -count=1 -v -timeout 10m -run 'TestSoak' ./sim
-	cd jepsen-like && go test -count=1 -v -timeout 10m -run 'TestReplaySameTrace' ./sim
+	cd jepsen-like && go test -count=1 -v -timeout 10m -run 'TestReplaySameTrace|TestReplayReproducesFailure' ./sim
 
 sim: deps-redis
 	cd jepsen-like && SIM_FULL=1 go test -count=1 -v -timeout 0 -run 'TestDifferential|TestQuickCells|TestUnsafeReproduction|TestThroughput|TestSoak' ./sim
