@@ -383,6 +383,9 @@ func (o Outcome) stability() string {
 	if o.Flickers() {
 		return fmt.Sprintf("VERDICT FLICKERS: killed in %d of %d runs", o.killedRuns(), n)
 	}
+	if o.killedRuns() == 0 {
+		return fmt.Sprintf("same verdict in %d of %d runs (passed every cell in each)", n, n)
+	}
 	return fmt.Sprintf("same verdict in %d of %d runs (killed in %d); the same kill rate and trace hash in %d of %d", n, n, o.killedRuns(), o.sameRuns(), n)
 }
 

@@ -170,7 +170,7 @@ func TestRepeatedVerdicts(t *testing.T) {
 		{steady, false, "same verdict in 3 of 3 runs (killed in 3); the same kill rate and trace hash in 3 of 3"},
 		{moved, false, "same verdict in 2 of 2 runs (killed in 2); the same kill rate and trace hash in 1 of 2"},
 		{flicker, true, "VERDICT FLICKERS: killed in 2 of 3 runs"},
-		{passes, false, "same verdict in 2 of 2 runs (killed in 0)"},
+		{passes, false, "same verdict in 2 of 2 runs (passed every cell in each)"},
 	} {
 		if c.o.Flickers() != c.flick || !strings.Contains(c.o.stability(), c.says) {
 			t.Errorf("%s: flickers %v, says %q; want %v, %q", c.o.Mutant, c.o.Flickers(), c.o.stability(), c.flick, c.says)
