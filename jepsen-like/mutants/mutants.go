@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -88,7 +89,44 @@ type Outcome struct {
 	// a cell could not run).
 	Err     error
 	Elapsed time.Duration
+	// Runs is each run's verdict when Options.Repeat judged it more than
+	// once (a kill names its cell, kill rate and first failing seed's
+	// trace hash).
+	Runs []string
 }
+
+// Flickers reports whether the runs of a repeated judgement disagree on
+// killed or not.
+func (o Outcome) Flickers() bool {
+	k := o.killedRuns()
+	return k != 0 && k != len(o.Runs)
+}
+
+// killedRuns counts the runs that killed the mutant.
+func (o Outcome) killedRuns() int {
+	k := 0
+	for _, r := range o.Runs {
+		if r != passedRun {
+			k++
+		}
+	}
+	return k
+}
+
+// sameRuns counts the runs whose verdict is word for word the first's
+// (the same cell, kill rate and trace hash).
+func (o Outcome) sameRuns() int {
+	n := 0
+	for _, r := range o.Runs {
+		if r == o.Runs[0] {
+			n++
+		}
+	}
+	return n
+}
+
+// passedRun is the verdict of a run in which every cell passed.
+const passedRun = "passed every cell"
 
 // Survived reports a mutant no cell caught.
 func (o Outcome) Survived() bool { return o.Err == nil && len(o.Killed) == 0 }
@@ -115,6 +153,11 @@ type Options struct {
 	// Workloads, when set, keeps the mutants whose first cell runs one of
 	// these workloads ("mutex" for a cell that names none).
 	Workloads []string
+	// Repeat, with Sim, judges each mutant (and the control) this many
+	// times from one build, with the same seeds, and records each run's
+	// verdict (Outcome.Runs): a seed determines its run, so every run
+	// must give the same verdict.
+	Repeat int
 	// Parallel is how many mutants (and control cells) are judged at
 	// once (default 1). The cells mostly wait on timers and the network,
 	// so 2-3 fit a 2-core machine.
@@ -170,6 +213,9 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 	for _, c := range cs {
 		control.Killed = append(control.Killed, c.Killed...)
 		control.Err = errors.Join(control.Err, c.Err)
+		if c.Flickers() {
+			control.Err = errors.Join(control.Err, fmt.Errorf("the control's cells %s", c.stability()))
+		}
 	}
 	out := []Outcome{control}
 	if control.Err != nil || len(control.Killed) > 0 {
@@ -284,6 +330,67 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 		fmt.Fprintf(progress, "%s: does not build\n", m.Name)
 		return res
 	}
+	runs := 1
+	if o.Sim && o.Repeat > 1 {
+		runs = o.Repeat
+	}
+	for run := range runs {
+		if run == 0 {
+			judgeCells(ctx, o, m, bin, dir, &res)
+			if runs > 1 {
+				res.Runs = append(res.Runs, runVerdict(res))
+			}
+			continue
+		}
+		again := Outcome{Mutant: m.Name}
+		judgeCells(ctx, o, m, bin, dir, &again)
+		res.Runs = append(res.Runs, runVerdict(again))
+		res.Err = errors.Join(res.Err, again.Err)
+	}
+	switch {
+	case len(res.Killed) > 0:
+		fmt.Fprintf(progress, "%s: killed by %s (%v)\n", m.Name, res.Killed[0], time.Since(start).Round(time.Second))
+	case res.Err != nil:
+		fmt.Fprintf(progress, "%s: not judged: %v\n", m.Name, res.Err)
+	default:
+		fmt.Fprintf(progress, "%s: passed every cell (%v)\n", m.Name, time.Since(start).Round(time.Second))
+	}
+	if len(res.Runs) > 1 {
+		fmt.Fprintf(progress, "%s: %s\n", m.Name, res.stability())
+	}
+	return res
+}
+
+// runVerdict is one run's verdict as Outcome.Runs keeps it: the
+// killing cell and why (its kill rate, first failing seed and trace
+// hash), without the time the run took.
+func runVerdict(o Outcome) string {
+	switch {
+	case len(o.Killed) > 0:
+		return simTime.ReplaceAllString(o.Killed[0], "")
+	case o.Err != nil:
+		return "not judged: " + o.Err.Error()
+	}
+	return passedRun
+}
+
+// simTime is the wall time runSimCell puts before a kill.
+var simTime = regexp.MustCompile(`\[sim cell [^]]*\] `)
+
+// stability says how far the runs of a repeated judgement agree.
+func (o Outcome) stability() string {
+	n := len(o.Runs)
+	if o.Flickers() {
+		return fmt.Sprintf("VERDICT FLICKERS: killed in %d of %d runs", o.killedRuns(), n)
+	}
+	if o.killedRuns() == 0 {
+		return fmt.Sprintf("same verdict in %d of %d runs (passed every cell in each)", n, n)
+	}
+	return fmt.Sprintf("same verdict in %d of %d runs (killed in %d); the same kill rate and trace hash in %d of %d", n, n, o.killedRuns(), o.sameRuns(), n)
+}
+
+// judgeCells runs m's cells in order until one kills it, into res.
+func judgeCells(ctx context.Context, o Options, m Mutant, bin, dir string, res *Outcome) {
 	for _, c := range m.Cells {
 		var (
 			killed string
@@ -306,18 +413,9 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 		}
 		if killed != "" {
 			res.Killed = append(res.Killed, c.String()+": "+killed)
-			break
+			return
 		}
 	}
-	switch {
-	case len(res.Killed) > 0:
-		fmt.Fprintf(progress, "%s: killed by %s (%v)\n", m.Name, res.Killed[0], time.Since(start).Round(time.Second))
-	case res.Err != nil:
-		fmt.Fprintf(progress, "%s: not judged: %v\n", m.Name, res.Err)
-	default:
-		fmt.Fprintf(progress, "%s: passed every cell (%v)\n", m.Name, time.Since(start).Round(time.Second))
-	}
-	return res
 }
 
 // row is the part of the matrix JSON a kill is read from.
@@ -556,7 +654,11 @@ func WriteTable(w io.Writer, list []Mutant, outs []Outcome) {
 				killed++
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %v |\n", o.Mutant, bug[o.Mutant], strings.ReplaceAll(head(result, 240), "|", "/"), o.Elapsed.Round(time.Second))
+		result = head(result, 240)
+		if len(o.Runs) > 1 {
+			result += " — " + o.stability()
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %v |\n", o.Mutant, bug[o.Mutant], strings.ReplaceAll(result, "|", "/"), o.Elapsed.Round(time.Second))
 	}
 	fmt.Fprintf(w, "\nscore: %d of %d mutants killed\n", killed, judged)
 }

@@ -151,3 +151,37 @@ github.com/quorumlock/quorumlock/jepsen-like/sim.Simulate(0xc0)
 		t.Errorf("a harness panic: killed %q, err %v; want not judged", killed, err)
 	}
 }
+
+// A repeated judgement says whether its runs agree: a mutant killed in
+// some runs and not others flickers (and the table says so); runs that
+// all kill, or all pass, agree, and the table counts the word-for-word
+// equal ones (same cell, kill rate and trace hash).
+func TestRepeatedVerdicts(t *testing.T) {
+	kill := "c: killed in 2 of 5 seeds; seed 3, trace 00000000000000aa: x"
+	steady := Outcome{Mutant: "steady", Killed: []string{"[sim cell 1s] " + kill}, Runs: []string{kill, kill, kill}}
+	moved := Outcome{Mutant: "moved", Killed: []string{kill}, Runs: []string{kill, "c: killed in 3 of 5 seeds; seed 1, trace 00000000000000bb: x"}}
+	flicker := Outcome{Mutant: "flicker", Killed: []string{kill}, Runs: []string{kill, passedRun, kill}}
+	passes := Outcome{Mutant: "passes", Runs: []string{passedRun, passedRun}}
+	for _, c := range []struct {
+		o     Outcome
+		flick bool
+		says  string
+	}{
+		{steady, false, "same verdict in 3 of 3 runs (killed in 3); the same kill rate and trace hash in 3 of 3"},
+		{moved, false, "same verdict in 2 of 2 runs (killed in 2); the same kill rate and trace hash in 1 of 2"},
+		{flicker, true, "VERDICT FLICKERS: killed in 2 of 3 runs"},
+		{passes, false, "same verdict in 2 of 2 runs (passed every cell in each)"},
+	} {
+		if c.o.Flickers() != c.flick || !strings.Contains(c.o.stability(), c.says) {
+			t.Errorf("%s: flickers %v, says %q; want %v, %q", c.o.Mutant, c.o.Flickers(), c.o.stability(), c.flick, c.says)
+		}
+	}
+	if got := runVerdict(steady); got != kill {
+		t.Errorf("runVerdict keeps the wall time: %q", got)
+	}
+	var b strings.Builder
+	WriteTable(&b, nil, []Outcome{flicker})
+	if !strings.Contains(b.String(), "VERDICT FLICKERS") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

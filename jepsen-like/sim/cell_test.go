@@ -24,6 +24,7 @@ var (
 	flagGoOn     = flag.Bool("sim.keep-going", false, "TestCell: run every seed, also after a failing one (the mutants runner's kill rate)")
 	flagReport   = flag.String("sim.report", "", "TestCell: write each run's report row and history as PREFIX-<run>.json and .history (report.ReadDir merges them)")
 	flagTrace    = flag.String("sim.want-trace", "", "TestCell: the trace hash the run must have (a replay: the hash a failing run printed)")
+	flagPlant    = flag.Duration("sim.plant-until", 0, "TestCell: plant an error for tests: every lease believes itself valid this much longer than the lock says")
 )
 
 // row is one run in the matrix JSON's shape (what the mutants runner reads).
@@ -46,8 +47,12 @@ type row struct {
 
 // ReplayCommand is the command that runs c again.
 func ReplayCommand(c Cell) string {
-	return fmt.Sprintf("go test ./jepsen-like/sim -run '^TestCell$' -sim.mode=%s -sim.scenario=%s -sim.workload=%s -sim.seed=%d -sim.seeds=1 -sim.duration=%v",
+	s := fmt.Sprintf("go test ./jepsen-like/sim -run '^TestCell$' -sim.mode=%s -sim.scenario=%s -sim.workload=%s -sim.seed=%d -sim.seeds=1 -sim.duration=%v",
 		c.Mode.ID, c.Scenario, c.kind(), c.Seed, c.timing().Duration)
+	if c.plantUntil != 0 {
+		s += fmt.Sprintf(" -sim.plant-until=%v", c.plantUntil)
+	}
+	return s
 }
 
 // TestCell runs one mode × scenario over -sim.seeds seeds; a run the
@@ -82,7 +87,7 @@ func TestCell(t *testing.T) {
 	}()
 	for i := range *flagSeeds {
 		c := Cell{Mode: m, Scenario: *flagScenario, Seed: *flagSeed + uint64(i), Faults: faults,
-			Timing: Timing{Duration: *flagDuration}, Workload: workload.Kind(*flagWorkload)}
+			Timing: Timing{Duration: *flagDuration}, Workload: workload.Kind(*flagWorkload), plantUntil: *flagPlant}
 		start := time.Now()
 		v := Run(t, c)
 		r := rowOf(c, v, time.Since(start))

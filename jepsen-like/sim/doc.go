@@ -86,7 +86,11 @@
 // What keeps a seed's run the same: a message's jitter is a hash of the
 // seed, its link, its bytes and how many times these bytes went on that
 // link (not a draw from one generator in sending order, which goroutines
-// racing at one instant would reorder), and TestCell, the entry point of
+// racing at one instant would reorder), a pipeline's commands counting as
+// a set (a batch of calls made at one instant lists them in the
+// scheduler's order; the trace counts them so too); a crash closes its
+// node's connections in the order they were made, not in map order; and
+// TestCell, the entry point of
 // `quorumlock-lab chaos --sim` and of the mutants runner, runs on one processor
 // (GOMAXPROCS 1), so that goroutines woken at one instant run one at a
 // time in the order the runtime queued them. A reconnected go-redis
@@ -94,13 +98,19 @@
 // the channels of such a subscribe before the node sees them (and before
 // its jitter is drawn). What is left is Go's runtime
 // (a select among several ready cases picks at random, maps iterate in a
-// random order, a goroutine that runs long is preempted on the wall clock;
-// the runtime's random seed is not ours to set): a run that meets one can
-// diverge from there. TestReplaySameTrace runs every quick cell twice, each
-// in its own process, and fails when fewer replay with the same hash than
-// testdata/replay-floor says; `chaos --mutants --sim` runs every seed of a
-// cell and reports its kill rate. In-process runs (the package's other
-// tests) keep every processor, and replay less often.
+// random order, a goroutine that runs 10 ms of wall time is preempted and
+// queued behind the others of its instant, which on a loaded machine
+// happens to any goroutine whose thread the OS sets aside; the runtime's
+// random seed is not ours to set): a run that meets one where the order
+// matters (which of a client's calls joins a pipeline, which finds an idle
+// pooled connection) can diverge from there. TestReplaySameTrace runs every
+// quick cell twice, each in its own process, and fails when fewer replay
+// with the same hash than testdata/replay-floor says;
+// TestReplayReproducesFailure runs a failing cell's printed replay.
+// `chaos --mutants --sim` runs every seed of a cell and reports its kill
+// rate, and with --repeat N (make mutants-stable) judges a mutant N times
+// and says whether every run gave the same verdict. In-process runs (the
+// package's other tests) keep every processor, and replay less often.
 //
 // # What miniredis lacks, and how the simulation avoids it
 //

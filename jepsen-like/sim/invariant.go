@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,6 +186,10 @@ func (w *watch) check() {
 		ls = append(ls, l)
 	}
 	w.mu.Unlock()
+	// In a set order: the first violation's words name one lease.
+	slices.SortFunc(ls, func(a, b *watchedLease) int {
+		return cmp.Or(cmp.Compare(a.worker, b.worker), a.Until().Compare(b.Until()), strings.Compare(a.owner, b.owner))
+	})
 	m := w.e.c.Mode
 	nodes := w.nodes()
 	need := len(nodes) - m.Quorum() + 1

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,8 @@ type Net struct {
 	alias map[string]func() string // group name → current master's name
 	links map[[2]string]Link       // {client, node}
 	conns map[*conn]struct{}
-	all   Link // applies to every link on top of its own
+	dials uint64 // connections made so far (each conn's id)
+	all   Link   // applies to every link on top of its own
 	seed  uint64
 	base  map[[2]string]Link // each link's own delay and jitter, under faults' ones
 	// baseMin and baseMax bound a link's base delay (0, 0: links are
@@ -208,12 +210,16 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	n.mu.Lock()
+	n.dials++
+	c.id = n.dials
 	n.conns[c] = struct{}{}
 	n.mu.Unlock()
 	return &clientConn{c: c}, nil
 }
 
-// closeConns closes every connection that match selects.
+// closeConns closes every connection that match selects, oldest first:
+// closing one wakes its readers, and goroutines woken at one instant run
+// in the order they were woken, which must not be the map's.
 func (n *Net) closeConns(match func(c *conn) bool) {
 	n.mu.Lock()
 	var cs []*conn
@@ -223,6 +229,7 @@ func (n *Net) closeConns(match func(c *conn) bool) {
 		}
 	}
 	n.mu.Unlock()
+	slices.SortFunc(cs, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
 	for _, c := range cs {
 		c.close()
 	}
@@ -260,10 +267,72 @@ func (n *Net) drawLocked(client, node string, up bool, msg []byte) uint64 {
 	if up {
 		h = fnvByte(h, 1)
 	}
-	k := fnvBytes(h, msg)
+	k := msgKey(h, msg)
 	i := n.sent[k]
 	n.sent[k] = i + 1
 	return mix(n.seed ^ mix(k+uint64(i)))
+}
+
+// msgKey is a hash of h and msg, a write of one end, that does not
+// depend on the order of the commands a client pipelined in it: each
+// command's hash, summed. The commands of one pipeline often come from
+// goroutines of one instant (a batcher collects its callers' calls, a lock
+// of several names releases them all at once), in an order the Go
+// scheduler picks; a replay must draw the write's delay whatever that
+// order. A write that is not a whole number of RESP arrays of bulk strings
+// (a node's reply, a write cut short) is hashed as it is.
+func msgKey(h uint64, msg []byte) uint64 {
+	if size, ok := commandSize(msg); !ok || size == len(msg) {
+		return fnvBytes(h, msg)
+	}
+	var sum uint64
+	for rest := msg; len(rest) > 0; {
+		size, ok := commandSize(rest)
+		if !ok {
+			return fnvBytes(h, msg)
+		}
+		sum += mix(fnvBytes(h, rest[:size]))
+		rest = rest[size:]
+	}
+	return sum
+}
+
+// commandSize is the length of the command msg starts with, a RESP array
+// of bulk strings as clients write them; false when msg does not start
+// with a whole one.
+func commandSize(msg []byte) (int, bool) {
+	i, n, ok := respLength(msg, 0, '*')
+	if !ok {
+		return 0, false
+	}
+	for range n {
+		var size int
+		if i, size, ok = respLength(msg, i, '$'); !ok || size < 0 || i+size+2 > len(msg) ||
+			msg[i+size] != '\r' || msg[i+size+1] != '\n' {
+			return 0, false
+		}
+		i += size + 2
+	}
+	return i, true
+}
+
+// respLength reads the header "<kind><decimal>\r\n" at msg[i:] and returns
+// the index after it and the number.
+func respLength(msg []byte, i int, kind byte) (int, int, bool) {
+	if i >= len(msg) || msg[i] != kind {
+		return 0, 0, false
+	}
+	n, j := 0, i+1
+	for ; j < len(msg) && msg[j] >= '0' && msg[j] <= '9'; j++ {
+		if n > 1<<30 {
+			return 0, 0, false
+		}
+		n = n*10 + int(msg[j]-'0')
+	}
+	if j == i+1 || j+1 >= len(msg) || msg[j] != '\r' || msg[j+1] != '\n' {
+		return 0, 0, false
+	}
+	return j + 2, n, true
 }
 
 // mix is SplitMix64's finaliser: spreads a key over 64 bits.
@@ -373,6 +442,7 @@ func sortedSubscribe(msg []byte) []byte {
 // the node's to the client.
 type conn struct {
 	net          *Net
+	id           uint64 // order of the dial that made it
 	client, node string
 	via          string // the address dialled (a node or an alias)
 	born         time.Time
@@ -528,7 +598,7 @@ func (h *half) deliverLocked(msg []byte) {
 	if h.up {
 		dir = "up"
 	}
-	h.c.net.trace.event(dir, msg, h.c.client, h.c.node)
+	h.c.net.trace.delivery(dir, h.c.client, h.c.node, msg)
 	h.buf = append(h.buf, msg...)
 	select {
 	case h.ready <- struct{}{}:

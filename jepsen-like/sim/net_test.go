@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -118,5 +119,34 @@ func TestSortedSubscribe(t *testing.T) {
 		if got := string(sortedSubscribe([]byte(c.in))); got != want {
 			t.Errorf("sortedSubscribe(%q) = %q, want %q", c.in, got, want)
 		}
+	}
+}
+
+// A pipeline's jitter draw and trace entry do not depend on the order of
+// its commands (the scheduler's order of the calls a batch collected);
+// they do depend on what the commands are, and a write that is not whole
+// commands is hashed as it is.
+func TestMsgKeyIgnoresPipelineOrder(t *testing.T) {
+	const (
+		a = "*2\r\n$3\r\nget\r\n$1\r\na\r\n"
+		b = "*3\r\n$3\r\nset\r\n$1\r\nb\r\n$2\r\nxy\r\n"
+		c = "*1\r\n$4\r\nping\r\n"
+	)
+	key := func(s string) uint64 { return msgKey(fnvOffset, []byte(s)) }
+	if key(a+b+c) != key(c+a+b) || key(a+b) != key(b+a) {
+		t.Errorf("a pipeline's key depends on its order")
+	}
+	for _, other := range []string{a + a, a + c, b + c, a + b + c + c, a + b + "*1\r\n$4\r\nping"} {
+		if key(a+b+c) == key(other) {
+			t.Errorf("%q and %q share a key", a+b+c, other)
+		}
+	}
+	for _, one := range []string{a, ":1\r\n", a + "$1", "*2\r\n$3\r\nget\r\n$9\r\na\r\n"} {
+		if key(one) != fnvBytes(fnvOffset, []byte(one)) {
+			t.Errorf("%q is not hashed whole", one)
+		}
+	}
+	if got, want := commandsText([]byte(b+a)), fmt.Sprintf("%q %q", a, b); got != want {
+		t.Errorf("commandsText = %s, want %s", got, want)
 	}
 }

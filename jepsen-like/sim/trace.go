@@ -103,6 +103,40 @@ func (t *trace) event(kind string, payload []byte, fields ...string) {
 	t.add(e, text)
 }
 
+// delivery adds a message a link delivered: dir ("up" or "down"), its
+// ends and its bytes. A write of several pipelined commands counts as the
+// set of its commands (msgKey): their order is the scheduler's.
+func (t *trace) delivery(dir, client, node string, msg []byte) {
+	if t == nil {
+		return
+	}
+	e := fnvString(fnvOffset, dir)
+	e = fnvString(fnvByte(e, 0), client)
+	e = fnvString(fnvByte(e, 0), node)
+	e = msgKey(fnvByte(e, 1), msg)
+	text := ""
+	if t.logging {
+		text = fmt.Sprintf("%s [%s %s] %s", dir, client, node, commandsText(msg))
+	}
+	t.add(e, text)
+}
+
+// commandsText is msg as text: a pipeline's commands quoted one by one,
+// sorted (as msgKey hashes them), anything else quoted whole.
+func commandsText(msg []byte) string {
+	var cmds []string
+	for rest := msg; len(rest) > 0; {
+		size, ok := commandSize(rest)
+		if !ok {
+			return fmt.Sprintf("%q", msg)
+		}
+		cmds = append(cmds, fmt.Sprintf("%q", rest[:size]))
+		rest = rest[size:]
+	}
+	slices.Sort(cmds)
+	return strings.Join(cmds, " ")
+}
+
 // command adds a client command a node runs.
 func (t *trace) command(node, cmd string, args []string) {
 	if t == nil {

@@ -33,6 +33,7 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 	only := fs.String("mutant", "", "with --mutants: only these mutants (comma-separated names)")
 	ci := fs.Bool("ci", false, "with --mutants: only the mutants marked for CI, each in its first cell (make mutants-ci); with --mutants, --workloads keeps the mutants whose first cell runs those workloads")
 	sim := fs.Bool("sim", false, "run the cells in the deterministic simulation (jepsen-like/sim: in-memory nodes, network and virtual time) instead of on redis-server processes; with --mutants, judge the mutants there; --seeds is then the seeds per cell, from --seed on (default 5; a cell stops at its first failing seed)")
+	repeat := fs.Int("repeat", 1, "with --mutants --sim: judge each mutant this many times from one build, with the same seeds, and say whether every run gave the same verdict (exit 1 if not; make mutants-stable)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -52,6 +53,10 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --mutant %s needs --mutants", errUsage, *only)
 	case *ci && !*runMutants:
 		return fmt.Errorf("%w: --ci needs --mutants", errUsage)
+	case *repeat < 1:
+		return fmt.Errorf("%w: --repeat %d: give at least 1", errUsage, *repeat)
+	case *repeat > 1 && !(*runMutants && *sim):
+		return fmt.Errorf("%w: --repeat needs --mutants --sim (a seed replays only in the simulation)", errUsage)
 	}
 	// --seeds is the matrix's flag; the simulation, where a seed costs
 	// little, runs 5 per cell unless told otherwise.
@@ -61,7 +66,7 @@ func runChaos(ctx context.Context, args []string, out io.Writer) error {
 		seeds = &five
 	}
 	if *runMutants {
-		mo := mutants.Options{Seed: o.Seed, Sim: *sim, SimSeeds: *seeds, CI: *ci, Parallel: 1}
+		mo := mutants.Options{Seed: o.Seed, Sim: *sim, SimSeeds: *seeds, CI: *ci, Parallel: 1, Repeat: *repeat}
 		if flagSet(fs, "parallel") {
 			// Mutants one at a time unless told: a mutant killed by a
 			// handful of violations is judged on a quiet machine.
@@ -112,8 +117,11 @@ func chaosMutants(ctx context.Context, o mutants.Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var survivors []string
+	var survivors, flickers []string
 	for _, x := range outs {
+		if x.Flickers() {
+			flickers = append(flickers, x.Mutant)
+		}
 		if !x.Survived() && len(x.Killed) == 0 && x.Err != nil {
 			survivors = append(survivors, x.Mutant+" (not judged)")
 		} else if x.Survived() && !strings.HasPrefix(x.Mutant, "control") {
@@ -122,6 +130,9 @@ func chaosMutants(ctx context.Context, o mutants.Options, out io.Writer) error {
 	}
 	if len(survivors) > 0 {
 		return fmt.Errorf("%d mutants not killed: %s", len(survivors), strings.Join(survivors, ", "))
+	}
+	if len(flickers) > 0 {
+		return fmt.Errorf("%d mutants' verdicts differ between runs of the same seeds: %s", len(flickers), strings.Join(flickers, ", "))
 	}
 	return nil
 }
