@@ -50,8 +50,9 @@
 // Stale writes (Report.StaleAccepted, Report.StaleRejected). An accepted
 // write is stale when (a) it presented a token lower than a token the
 // resource had already accepted, or (b) it was invoked after its lease's
-// validity deadline and after an accepted write of another holder made
-// since this lease was acquired. StaleAccepted counts them (an unfenced
+// validity deadline and after an accepted write of a holder whose lease
+// began after this one (an earlier holder's late write, which a fence lets
+// through in token order, does not make the next holder's write stale). StaleAccepted counts them (an unfenced
 // resource lets them through); it is Unknown when some accepted write had
 // neither a token nor a deadline to judge it by. StaleRejected counts the
 // writes a fenced resource rejected, always Ok.
