@@ -169,11 +169,6 @@ const AttemptTimeout = 250 * time.Millisecond
 // AttemptTimeout): 370 ms.
 var WakeupBound = checker.WakeupBound(RetryInterval, AttemptTimeout)
 
-// CampaignBound is how long an election may stay without a leader while
-// campaigners wait for it (checker.CampaignBound: the wakeup bound plus
-// the new term's two publishing round trips): 870 ms.
-var CampaignBound = checker.CampaignBound(RetryInterval, AttemptTimeout)
-
 // FairBound is how long a fair lock's line may go without a grant while
 // its waiters wait, with no fault (checker.WithFairBound), under leases of
 // lease (also the client's TTL, so the queue-entry timeout): a dead

@@ -343,8 +343,6 @@ type config struct {
 	maxExamples int
 	skipLinear  bool
 	wakeupBound time.Duration
-	// campaignBound: the election's Replaced bound (WithCampaignBound).
-	campaignBound time.Duration
 	// clientFaults: the faults strike clients only (WithClientFaults).
 	clientFaults bool
 }
@@ -452,11 +450,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.AllOrNone = checkAllOrNone(ix, ex)
 	r.GuardOrder = checkGuardOrder(h, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
-	campaign := cfg.campaignBound
-	if campaign <= 0 {
-		campaign = cfg.wakeupBound
-	}
-	r.Election = checkElection(h, ix, cfg.wakeupBound, campaign, cfg.clientFaults, ex)
+	r.Election = checkElection(h, ix, cfg.wakeupBound, cfg.clientFaults, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {
 		r.Register = Result{Verdict: Unknown, Note: "skipped"}

@@ -35,8 +35,7 @@ type ElectionResults struct {
 	// Replaced: when a term ends as its leader sees it (Resign, or the
 	// loss told by Done) while another campaigner waits, the next term
 	// begins within the ended term's validity at its election (at most
-	// the TTL) plus the campaign bound (WithCampaignBound: a term begins
-	// only once its first value is published), unless a fault is in effect in that
+	// the TTL) plus the wakeup bound, unless a fault is in effect in that
 	// time (faults count only when they may strike the nodes: see
 	// WithClientFaults). A leader frozen or cut off is told of the loss
 	// when its term runs out, so the bound covers a dead leader too.
@@ -61,9 +60,8 @@ type ElectionResults struct {
 func WithClientFaults() Option { return func(c *config) { c.clientFaults = true } }
 
 // checkElection judges the terms and deliveries of h (see
-// ElectionResults); bound is the wakeup bound (WithWakeupBound), campaign
-// the bound of a waiting campaign (WithCampaignBound).
-func checkElection(h history.History, ix *index, bound, campaign time.Duration, clientFaults bool, ex examples) ElectionResults {
+// ElectionResults); bound is the wakeup bound (WithWakeupBound).
+func checkElection(h history.History, ix *index, bound time.Duration, clientFaults bool, ex examples) ElectionResults {
 	var terms []Tenure
 	for _, t := range ix.tenures {
 		if t.Role == RoleLeader && t.Token != 0 {
@@ -109,7 +107,7 @@ func checkElection(h history.History, ix *index, bound, campaign time.Duration, 
 	}
 
 	out.Observed = checkObserved(h, terms, bound, ex)
-	out.Replaced = checkReplaced(h, terms, campaign, clientFaults, ex)
+	out.Replaced = checkReplaced(h, terms, bound, clientFaults, ex)
 	for _, r := range []*Result{&out.OneLeader, &out.TermsIncrease, &out.Observed, &out.Replaced} {
 		if r.Count > 0 {
 			r.Verdict = Violated

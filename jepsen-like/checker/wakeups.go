@@ -18,21 +18,6 @@ func WakeupBound(retryInterval, attemptTimeout time.Duration) time.Duration {
 	return retryInterval*12/10 + attemptTimeout
 }
 
-// CampaignBound is the longest a waiting campaigner may take to begin the
-// next term once the election is free: the wakeup bound (its wait and its
-// lock attempt) plus the two round trips by which a new term publishes its
-// first value (prepare, then commit: quorum's Term.Proclaim), each bounded
-// by its own attempt timeout.
-func CampaignBound(retryInterval, attemptTimeout time.Duration) time.Duration {
-	return WakeupBound(retryInterval, attemptTimeout) + 2*attemptTimeout
-}
-
-// WithCampaignBound sets the bound of the election's Replaced check (see
-// [CampaignBound]); without it Replaced uses the wakeup bound.
-func WithCampaignBound(bound time.Duration) Option {
-	return func(c *config) { c.campaignBound = bound }
-}
-
 // WithWakeupBound turns on the Wakeups check with bound (see
 // [WakeupBound]); without it Wakeups is Unknown.
 func WithWakeupBound(bound time.Duration) Option {

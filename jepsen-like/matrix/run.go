@@ -360,7 +360,6 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 	}
 	opts := []checker.Option{checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease / 4),
 		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)),
-		checker.WithCampaignBound(checker.CampaignBound(catalog.RetryInterval, attempt)),
 		checker.WithFairBound(catalog.FairBound(t.Lease, checker.WakeupBound(catalog.RetryInterval, attempt)))}
 	if c.Scenario.LeasesHold {
 		opts = append(opts, checker.WithClientFaults())
