@@ -109,7 +109,9 @@
 // the bound after it, reaches every follower within the bound (or a later
 // term does). Replaced: a term that ended as its leader saw it (Resign, or
 // its loss signal) while another campaign waited is followed within its
-// validity at election plus the wakeup bound, faults aside. The lost term's
+// validity at election plus the wakeup bound and the longest Ok Proclaim
+// (the new term's publishing round trips, as slow as the run's), faults
+// aside. The lost term's
 // signal is judged by Signal first. Values: each term's value, checked by
 // porcupine as a register of its own that starts at the campaign's value
 // (the acquire's Text): its writes are the leader's Proclaim ops (Fail: it
