@@ -104,8 +104,9 @@ type Report struct {
 	LostUpdates LostUpdates `json:"lost_updates"`
 	// StaleAccepted: accepted writes that were stale — a token lower than
 	// one already accepted, or written after the writer's lease had expired
-	// and after another holder had written. Unknown when some accepted write
-	// had neither a token nor a deadline to judge it by.
+	// and after a later holder (one whose lease began after it) had written.
+	// Unknown when some accepted write had neither a token nor a deadline to
+	// judge it by.
 	StaleAccepted Result `json:"stale_accepted"`
 	// StaleRejected: writes a fenced resource rejected. Always Ok: a
 	// rejection is the fence doing its job; Count says how often.

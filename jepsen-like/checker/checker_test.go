@@ -251,6 +251,51 @@ func TestCheck(t *testing.T) {
 			},
 		},
 		{
+			// Through a fence: worker 0 (token 1) pauses past its lease and
+			// writes after worker 1 (token 2) acquired, before its fenced
+			// read; worker 1 reads that value, pauses past its own lease
+			// and writes. Its write follows only an earlier holder's: not
+			// stale (the earlier one overlapped, which mutual exclusion
+			// counts).
+			name: "late write over an earlier holder's late write is not stale",
+			build: func(b *hb) {
+				a := b.acquire(0, 0, 1, 1, 10)
+				b.read(0, a, 2, 0)
+				c := b.acquire(1, 11, 12, 2, 40)
+				b.write(0, a, 13, 1, 1, history.Ok)
+				b.release(0, a, 14)
+				b.read(1, c, 15, 1)
+				b.write(1, c, 50, 2, 2, history.Ok)
+				b.release(1, c, 51)
+			},
+			want: map[string]expect{"mutual_exclusion": {Violated, 1}},
+		},
+		{
+			// Unfenced: worker 0 paused past its lease writes over the
+			// write of worker 2, a later holder than worker 1, which wrote
+			// last before it.
+			name: "late write over a later holder's write, not the last one, is stale",
+			build: func(b *hb) {
+				a := b.acquire(0, 0, 1, 0, 10)
+				b.read(0, a, 2, 0)
+				c := b.acquire(2, 11, 12, 0, 40)
+				b.read(2, c, 13, 0)
+				b.write(2, c, 14, 1, 0, history.Ok)
+				b.release(2, c, 15)
+				d := b.acquire(1, 16, 17, 0, 80)
+				b.read(1, d, 18, 1)
+				b.write(1, d, 19, 2, 0, history.Ok)
+				b.release(1, d, 20)
+				b.write(0, a, 30, 1, 0, history.Ok)
+				b.release(0, a, 31)
+			},
+			want: map[string]expect{
+				"mutual_exclusion": {Violated, 2}, "stale_accepted": {Violated, 1},
+				"lost_updates": {Violated, 1}, "critical_sections": {Violated, 1},
+				"token_order": {Unknown, 0},
+			},
+		},
+		{
 			name: "late write nobody else wrote in between is not stale",
 			build: func(b *hb) {
 				a := b.acquire(0, 0, 1, 0, 10)

@@ -165,19 +165,22 @@ func checkLostUpdates(ix *index, ex examples) LostUpdates {
 
 // checkStale judges every accepted write: stale when its token is lower
 // than a token already accepted, or when it was written after its lease's
-// validity deadline and after another holder's accepted write that came
-// after this lease was acquired. Rejected writes are counted apart.
+// validity deadline and after an accepted write of a holder whose lease
+// began after this one (a later holder, which the late write overwrites).
+// A write of an earlier holder, late itself, does not make the next
+// holder's write stale: that holder came first in the order of leases, and
+// a fence let both through in that order. Rejected writes are counted
+// apart.
 func checkStale(ix *index, ex examples) (accepted, rejected Result) {
 	accepted, rejected = Result{Verdict: Ok}, Result{Verdict: Ok}
 	var hi uint64
 	var hiOp history.Op
-	// The latest accepted write of the two most recent distinct holders:
-	// enough to find "the latest write by someone else".
-	type lastWrite struct {
-		h  holder
-		op history.Op
-	}
-	var recent [2]*lastWrite
+	// The accepted write of the latest lease so far (a write outside any
+	// tenure begins its own at its invocation): enough to tell whether a
+	// later holder than a given one has written.
+	var latest history.Op
+	var latestStart time.Duration
+	written := false
 	unjudged := 0
 	for _, o := range resourceOps(ix.h) {
 		if o.Rejected() {
@@ -187,21 +190,15 @@ func checkStale(ix *index, ex examples) (accepted, rejected Result) {
 		if !o.Accepted() {
 			continue
 		}
-		hd, ten := ix.holderOf(o)
+		_, ten := ix.holderOf(o)
 		switch {
 		case o.Token > 0 && o.Token < hi:
 			ex.add(&accepted, fmt.Sprintf("worker %d's write with token %d was accepted after token %d (#%d, worker %d)",
 				o.Worker, o.Token, hi, hiOp.ID, hiOp.Worker), hiOp.ID, o.ID)
 		case ten != nil && ten.ValidUntil > 0 && o.Invoke > ten.ValidUntil:
-			var other *lastWrite
-			if recent[0] != nil && recent[0].h != hd {
-				other = recent[0]
-			} else if recent[1] != nil {
-				other = recent[1]
-			}
-			if other != nil && other.op.Invoke > ten.Start {
+			if written && latestStart > ten.Start {
 				ex.add(&accepted, fmt.Sprintf("worker %d wrote %v after its lease #%d expired, over #%d by worker %d",
-					o.Worker, o.Invoke-ten.ValidUntil, ten.Lease, other.op.ID, other.op.Worker), ten.Lease, other.op.ID, o.ID)
+					o.Worker, o.Invoke-ten.ValidUntil, ten.Lease, latest.ID, latest.Worker), ten.Lease, latest.ID, o.ID)
 			}
 		case o.Token == 0 && (ten == nil || ten.ValidUntil == 0):
 			unjudged++
@@ -209,11 +206,12 @@ func checkStale(ix *index, ex examples) (accepted, rejected Result) {
 		if o.Token > hi {
 			hi, hiOp = o.Token, o
 		}
-		if recent[0] != nil && recent[0].h == hd {
-			recent[0].op = o
-		} else {
-			recent[1] = recent[0]
-			recent[0] = &lastWrite{h: hd, op: o}
+		start := o.Invoke
+		if ten != nil {
+			start = ten.Start
+		}
+		if !written || start >= latestStart {
+			latest, latestStart, written = o, start, true
 		}
 	}
 	switch {

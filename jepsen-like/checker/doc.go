@@ -50,8 +50,9 @@
 // Stale writes (Report.StaleAccepted, Report.StaleRejected). An accepted
 // write is stale when (a) it presented a token lower than a token the
 // resource had already accepted, or (b) it was invoked after its lease's
-// validity deadline and after an accepted write of another holder made
-// since this lease was acquired. StaleAccepted counts them (an unfenced
+// validity deadline and after an accepted write of a holder whose lease
+// began after this one (an earlier holder's late write, which a fence lets
+// through in token order, does not make the next holder's write stale). StaleAccepted counts them (an unfenced
 // resource lets them through); it is Unknown when some accepted write had
 // neither a token nor a deadline to judge it by. StaleRejected counts the
 // writes a fenced resource rejected, always Ok.
@@ -108,7 +109,9 @@
 // the bound after it, reaches every follower within the bound (or a later
 // term does). Replaced: a term that ended as its leader saw it (Resign, or
 // its loss signal) while another campaign waited is followed within its
-// validity at election plus the wakeup bound, faults aside. The lost term's
+// validity at election plus the wakeup bound and the longest Ok Proclaim
+// (the new term's publishing round trips, as slow as the run's), faults
+// aside. The lost term's
 // signal is judged by Signal first. Values: each term's value, checked by
 // porcupine as a register of its own that starts at the campaign's value
 // (the acquire's Text): its writes are the leader's Proclaim ops (Fail: it

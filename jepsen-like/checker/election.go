@@ -35,7 +35,8 @@ type ElectionResults struct {
 	// Replaced: when a term ends as its leader sees it (Resign, or the
 	// loss told by Done) while another campaigner waits, the next term
 	// begins within the ended term's validity at its election (at most
-	// the TTL) plus the wakeup bound, unless a fault is in effect in that
+	// the TTL) plus the wakeup bound and the longest Ok Proclaim of the
+	// history (a new term publishes its first value first), unless a fault is in effect in that
 	// time (faults count only when they may strike the nodes: see
 	// WithClientFaults). A leader frozen or cut off is told of the loss
 	// when its term runs out, so the bound covers a dead leader too.
@@ -200,9 +201,19 @@ func checkReplaced(h history.History, terms []Tenure, bound time.Duration, clien
 	ws := Windows(h)
 	end := h.End()
 	var campaigns []history.Op
+	// A term begins only once its first value is published: a campaign
+	// takes its lock attempt (in the wakeup bound) and a Proclaim's two
+	// round trips. Those take what the run's Proclaims took: milliseconds
+	// on an idle machine, hundreds on a loaded one; the longest Ok one
+	// measures it (each of its round trips is bounded by an attempt
+	// timeout).
+	var publish time.Duration
 	for _, o := range h.Ops {
-		if o.Kind == history.Acquire && o.Role == RoleLeader {
+		switch {
+		case o.Kind == history.Acquire && o.Role == RoleLeader:
 			campaigns = append(campaigns, o)
+		case o.Kind == history.Proclaim && o.Outcome == history.Ok:
+			publish = max(publish, o.Complete-o.Invoke)
 		}
 	}
 	r := Result{Verdict: Ok}
@@ -215,7 +226,7 @@ func checkReplaced(h history.History, terms []Tenure, bound time.Duration, clien
 		} else if !t.Released {
 			continue
 		}
-		within := bound + max(t.ValidUntil-t.Start, 0)
+		within := bound + publish + max(t.ValidUntil-t.Start, 0)
 		if f+within > end || !clientFaults && !faultFree(ws, f, f+within) {
 			continue
 		}

@@ -52,6 +52,30 @@ func TestElection(t *testing.T) {
 			}
 		})
 	}
+	// Term 7 ends at 500 ms, valid for 100 ms at its election: the next
+	// term is due by 500 + 100 + 370 ms, and later by as long as the
+	// run's slowest Ok Proclaim took (a campaign publishes its first value
+	// before its term begins). One elected at 1200 ms is late, in time
+	// when a Proclaim took 300 ms, late again at 2500 ms.
+	for _, tc := range []struct {
+		elect, proclaim float64
+		want            Verdict
+	}{
+		{1200, 0, Violated},
+		{1200, 300, Ok},
+		{1200, 100, Violated},
+		{2500, 300, Violated},
+	} {
+		h := electionHistory(7, 8, tc.elect, [2]float64{2, 7}, [2]float64{tc.elect + 2, 8})
+		if tc.proclaim > 0 {
+			h.Ops = append(h.Ops, history.Op{ID: history.OpID(len(h.Ops) + 1), Worker: 0, Kind: history.Proclaim, Lease: 1, Token: 7, Text: "v",
+				Invoke: ms(100), Complete: ms(100 + tc.proclaim), Outcome: history.Ok}, history.Op{ID: history.OpID(len(h.Ops) + 2), Worker: 0, Kind: history.Proclaim, Lease: 1, Token: 7, Text: "w",
+				Invoke: ms(450), Complete: ms(1500), Outcome: history.Fail, Error: "not published"})
+		}
+		if r := Check(h, WithoutLinearizability(), WithWakeupBound(ms(370))).Election.Replaced; r.Verdict != tc.want {
+			t.Errorf("next term at %v ms, a %v ms Proclaim: replaced = %v, want %s", tc.elect, tc.proclaim, r, tc.want)
+		}
+	}
 	if e := Check(electionHistory(7, 8, 501, seen...), WithoutLinearizability()).Election; e.Observed.Verdict != Unknown || e.Replaced.Verdict != Unknown {
 		t.Errorf("without a wakeup bound: %+v, want observed and replaced unknown", e)
 	}
