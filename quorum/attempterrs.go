@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // attemptErrs keeps, per node, the most informative error a waiting Lock

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // The last attempt of a Lock that runs out of time is often cut before the

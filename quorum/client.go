@@ -14,9 +14,9 @@ import (
 
 	"github.com/quorumlock/quorumlock/drift"
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // ErrUnreachable: fewer than a quorum of nodes answered WithDialCheck's

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // tallyMatches checks that err's summary counts the nodes as their errors

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // Error is how every lock kind (Mutex, RWMutex, FairMutex, MutexAll)

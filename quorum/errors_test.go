@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // Op names the lock operation an Event reports; its value is the name

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 

@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // Tools are the operator's tools over one quorum.Client's nodes: Check,

@@ -212,7 +212,7 @@ func (e *Error) Unwrap() []error {
 }
 
 func (e *Error) Error() string {
-	return oneline.Prefix + e.Bare()
+	return oneline.Prefix + e.text()
 }
 
 // Format prints Error() for %v and %s; %+v adds one line per sub-lock error.
@@ -357,8 +357,8 @@ func (e *Error) tally() string {
 // bare is err's text on one line without the "quorumlock: " prefix.
 func bare(err error) string { return oneline.Bare(err) }
 
-// Bare is the text without the prefix, for quoting inside another error.
-func (e *Error) Bare() string {
+// text is Error() without the prefix.
+func (e *Error) text() string {
 	if b := e.body(); b != "" {
 		return e.head() + ": " + b
 	}
