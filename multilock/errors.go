@@ -18,8 +18,8 @@ import (
 var (
 	// ErrNotObtained: the policy's quorum was not granted.
 	ErrNotObtained = errors.New("quorumlock: lock not obtained")
-	// ErrRefused: a sub-lock is held by another owner.
-	ErrRefused = errors.New("held by another owner")
+	// ErrTaken: a sub-lock is held by another owner.
+	ErrTaken = errors.New("held by another owner")
 	// ErrTooSlow: the quorum was granted, but the acquisition took so long
 	// that no validity was left (ttl − elapsed − drift ≤ 0).
 	ErrTooSlow = errors.New("quorumlock: acquisition outlasted the ttl minus the drift allowance; use a longer ttl or a shorter per-node budget")
@@ -167,7 +167,7 @@ func Rank(err error) int {
 		return 0
 	case errors.Is(err, ErrNoAnswer), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return 0
-	case errors.Is(err, ErrRefused), errors.Is(err, ErrNotHeld):
+	case errors.Is(err, ErrTaken), errors.Is(err, ErrNotHeld):
 		return 1
 	}
 	return 2

@@ -70,7 +70,7 @@ func ExampleMultiLock_Acquire() {
 	ctx := context.Background()
 
 	ok, _, _, err := attempt(multilock.All).Acquire(ctx, 10*time.Second)
-	fmt.Println("all:", ok, errors.Is(err, multilock.ErrNotObtained), errors.Is(err, multilock.ErrRefused))
+	fmt.Println("all:", ok, errors.Is(err, multilock.ErrNotObtained), errors.Is(err, multilock.ErrTaken))
 
 	red := attempt(multilock.Majority)
 	ok, _, _, err = red.Acquire(ctx, 10*time.Second)

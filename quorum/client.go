@@ -28,7 +28,7 @@ var (
 	// ErrTaken: a node refused because another owner holds the lock. A
 	// failed TryLock wraps it (with ErrNotObtained) when the lock is taken,
 	// not merely unreachable.
-	ErrTaken   = multilock.ErrRefused
+	ErrTaken   = multilock.ErrTaken
 	ErrNotHeld = multilock.ErrNotHeld
 	// ErrLeaseLost: the watchdog could not renew the lease on a quorum before
 	// its validity ended, or a quorum said the lock is no longer ours. The
@@ -43,17 +43,20 @@ var (
 	ErrClosed = errors.New("quorumlock: client closed")
 )
 
-// NodeError is the error of one node.
-type NodeError = multilock.NodeError
-
-// Policy decides how many nodes may fail; see multilock.Policy.
-type Policy = multilock.Policy
+// Policy decides how many of n nodes may refuse or fail while the lock
+// still counts as held (FailedLocksLimit, in [0, n−1]) and how long each
+// node's call may take when remaining is left of the attempt
+// (LockWaitTime). Any multilock.Policy is one.
+type Policy interface {
+	FailedLocksLimit(n int) int
+	LockWaitTime(remaining time.Duration, n int) time.Duration
+}
 
 // Presets: All nodes must grant (MultiLock, the core's all-nodes policy) or
 // a Majority (RedLock, default).
 var (
-	All      = multilock.All
-	Majority = multilock.Majority
+	All      Policy = multilock.All
+	Majority Policy = multilock.Majority
 )
 
 type config struct {

@@ -52,7 +52,7 @@ func (c *Client) dialCheck(timeout time.Duration) error {
 	if ok >= multilock.Need(c.cfg.policy, n) {
 		return nil
 	}
-	e := multilock.NewError(opDial, ErrUnreachable, n, errs...)
+	e := newError(opDial, ErrUnreachable, n, errs...)
 	e.Granted = ok
 	return e
 }

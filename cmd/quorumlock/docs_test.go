@@ -296,15 +296,12 @@ func exportedNames(t *testing.T, root string) (exported, methods map[string]map[
 			}
 		}
 	}
-	// node's types are aliases of internal ones, and quorum's errors are
-	// multilock's: they carry those types' methods.
+	// node's types are aliases of internal ones: they carry those types'
+	// methods.
 	for pkg, dir := range aliasedPackages {
 		for m := range exportedMethods(t, filepath.Join(root, dir)) {
 			methods[pkg][m] = true
 		}
-	}
-	for m := range methods["multilock"] {
-		methods["quorum"][m] = true
 	}
 	return exported, methods
 }
