@@ -78,7 +78,7 @@ type config struct {
 	labelSet       bool
 	dialCheck      time.Duration // WithDialCheck; 0: off
 	functions      int8          // WithFunctions: 0 unset, 1 on, -1 off
-	random         *lockedRand   // WithRandom; nil: the default sources
+	random         *lockedRand   // withRandom; nil: the default sources
 }
 
 // Option configures a Client.

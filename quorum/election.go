@@ -167,10 +167,10 @@ type Term struct {
 	rev   int64
 }
 
-// Number is the term number: a fencing token, strictly increasing across
-// the leaders of the election. Pass it with every write the leader makes
-// to a resource that can refuse older numbers.
-func (t *Term) Number() int64 { return t.number }
+// Token is the term number, a fencing token as Lease.Token is: strictly
+// increasing across the leaders of the election. Pass it with every write
+// the leader makes to a resource that can refuse older tokens.
+func (t *Term) Token() int64 { return t.number }
 
 // Value is the leader's value, as last proclaimed.
 func (t *Term) Value() string {
@@ -338,7 +338,7 @@ func (e *electionError) Unwrap() []error { return e.errs }
 
 // LeaderInfo is the current leader as a quorum of nodes sees it.
 type LeaderInfo struct {
-	Term  int64  // the leader's term number (fencing token)
+	Token int64  // the leader's term number, its fencing token (Term.Token)
 	Value string // its value
 	// TimeLeft is how long the term holds on a quorum without renewal, as
 	// read (minus the drift allowance); the leader renews every TTL/3.
@@ -401,7 +401,7 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 	sts := byTerm[best]
 	// The term holds a quorum until the need-th longest remaining time
 	// runs out.
-	info := LeaderInfo{Term: best}
+	info := LeaderInfo{Token: best}
 	ttls := make([]time.Duration, 0, len(sts))
 	for _, st := range sts {
 		if st.Rev > info.rev {
@@ -437,7 +437,7 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	have := 0
 	var owner string
 	for i, st := range states {
-		if errs[i] == nil && st.Held && st.Term == info.Term && st.Rev >= info.rev {
+		if errs[i] == nil && st.Held && st.Term == info.Token && st.Rev >= info.rev {
 			have++
 			owner = st.Owner
 		}
@@ -448,7 +448,7 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	}
 	todo := []int{}
 	for i, st := range states {
-		if errs[i] == nil && !(st.Held && st.Term == info.Term && st.Rev >= info.rev) {
+		if errs[i] == nil && !(st.Held && st.Term == info.Token && st.Rev >= info.rev) {
 			todo = append(todo, i)
 		}
 	}
@@ -458,13 +458,13 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	defer cancel()
 	lockName := e.m.names[0]
 	wrote, nodeErrs := c.fanCount(todo, func(nd *node.Node) (bool, error) {
-		return nd.Proclaim(wctx, lockName, owner, info.Term, info.rev, info.Value)
+		return nd.Proclaim(wctx, lockName, owner, info.Token, info.rev, info.Value)
 	})
 	if have += len(wrote); have >= need {
 		return nil
 	}
 	return &electionError{
-		msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: term %d's value is on %d of %d nodes after write-back, %d needed", e.name, info.Term, have, n, need),
+		msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: term %d's value is on %d of %d nodes after write-back, %d needed", e.name, info.Token, have, n, need),
 		errs: append(nodeErrs, withCtxErr(ctx, ErrLeaderUnknown)),
 	}
 }
@@ -543,12 +543,12 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 				send = true
 			case last.NoLeader:
 				// Not a stale read of the term that just ended.
-				send = info.Term > last.Leader.Term
+				send = info.Token > last.Leader.Token
 			default:
-				send = info.Term > last.Leader.Term || info.Term == last.Leader.Term && info.rev > last.Leader.rev
+				send = info.Token > last.Leader.Token || info.Token == last.Leader.Token && info.rev > last.Leader.rev
 			}
 		case errors.Is(err, ErrNoLeader):
-			ch = LeaderChange{Leader: LeaderInfo{Term: last.Leader.Term}, NoLeader: true}
+			ch = LeaderChange{Leader: LeaderInfo{Token: last.Leader.Token}, NoLeader: true}
 			send = !delivered || !last.NoLeader
 		}
 		if send {
