@@ -119,5 +119,6 @@
 // Give go-redis clients ContextTimeoutEnabled: true (deadlines are what
 // keep a frozen node from stalling the quorum), MaxRetries: -1 (the lock
 // retries at its own level), DialerRetries: 1 and DialerRetryTimeout: 1µs
-// (no pause after the one dial); parseNodes and node.Options do. See docs/operations.md for persistence, restarts, clocks and sizing.
+// (no pause after the one dial); Dial and node.Options do. See
+// docs/operations.md for persistence, restarts, clocks and sizing.
 package quorum

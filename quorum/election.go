@@ -45,19 +45,6 @@ var errResignedTwice = fmt.Errorf("%w already", ErrResigned)
 // ForceUnlock), so elections and locks never share keys.
 const ElectionPrefix = "election:"
 
-// ElectionOption configures an Election.
-type ElectionOption func(*electionConfig)
-
-type electionConfig struct {
-	ttl time.Duration
-}
-
-// WithTermTTL sets how long a term lives on the nodes without renewal: a
-// leader that dies is replaced at most this long (plus the retry interval
-// when no follower hears of it) later. The watchdog renews every TTL/3.
-// Default the client's TTL (WithTTL).
-func WithTermTTL(d time.Duration) ElectionOption { return func(c *electionConfig) { c.ttl = d } }
-
 // Election is one named election on the client's quorum: immutable
 // configuration, safe for concurrent use. Any number of campaigners (in
 // this or other processes) may campaign; at most one holds a term at a
@@ -75,26 +62,26 @@ type Election struct {
 	m    *Mutex
 }
 
-// Election returns the election called name.
-func (c *Client) Election(name string, opts ...ElectionOption) (*Election, error) {
+// Election returns the election called name. Of the lock options only
+// WithLockTTL applies: how long a term lives on the nodes without renewal.
+// A leader that dies is replaced at most this long (plus the retry
+// interval when no follower hears of it) later; the watchdog renews every
+// TTL/3. Default the client's TTL (WithTTL).
+func (c *Client) Election(name string, opts ...MutexOption) (*Election, error) {
 	if name == "" {
 		return nil, errors.New("quorumlock: empty election name")
 	}
-	var cfg electionConfig
+	var cfg mutexConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.ttl < 0 {
-		return nil, fmt.Errorf("quorumlock: negative term TTL %v (WithTermTTL)", cfg.ttl)
+	switch {
+	case cfg.owner != "":
+		return nil, errors.New("quorumlock: WithOwner does not apply to an election (a campaigner is its own owner)")
+	case cfg.leaseTime != 0:
+		return nil, errors.New("quorumlock: WithLeaseTime does not apply to an election (a term is renewed until it resigns)")
 	}
-	var mopts []MutexOption
-	if cfg.ttl > 0 {
-		if err := checkLockTTL(cfg.ttl, c.cfg.factor); err != nil {
-			return nil, fmt.Errorf("%w (WithTermTTL)", err)
-		}
-		mopts = append(mopts, WithLockTTL(cfg.ttl))
-	}
-	m, err := c.buildMutex([]string{ElectionPrefix + name}, mopts, checkName)
+	m, err := c.buildMutex([]string{ElectionPrefix + name}, opts, checkName)
 	if err != nil {
 		return nil, err
 	}
