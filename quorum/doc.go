@@ -89,8 +89,8 @@
 //   - restart detection: default on for each node that lacks appendonly
 //     yes with appendfsync always (asked once with CONFIG GET): such a node
 //     does not vote while it is younger than the largest TTL in use or
-//     after its run_id changed. WithRestartDetection forces it on every
-//     node; WithoutRestartDetection turns it off.
+//     after its run_id changed. WithRestartDetection(true) forces it on every
+//     node; WithRestartDetection(false) turns it off.
 //   - nothing left behind: Close removes the client's label from every
 //     node; lock keys carry their TTL.
 //   - batching of concurrent calls: default on (WithBatching).

@@ -239,7 +239,7 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 		{"WithLabel", []quorum.Option{quorum.WithLabel("a\x00b")}},
 		{"WithReplicaAck", []quorum.Option{quorum.WithReplicaAck(0, time.Millisecond)}},
 		{"WithReplicaAck", []quorum.Option{quorum.WithReplicaAck(1, time.Hour)}},
-		{"WithRestartDetection", []quorum.Option{quorum.WithRestartDetection(-time.Second)}},
+		{"WithRestartDelay", []quorum.Option{quorum.WithRestartDelay(-time.Second)}},
 	} {
 		c, err := quorum.Dial(s.Addr(), tc.opts...)
 		if err == nil {

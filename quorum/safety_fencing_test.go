@@ -236,7 +236,7 @@ func TestFencingWithoutPersistence(t *testing.T) {
 	clients := clientsOf(t, servers, nil)
 	// Young nodes without persistence would sit out the TTL under the
 	// default restart detection; this test is about the counters.
-	c := newClient(t, clients, WithFencing(true), WithoutRestartDetection())
+	c := newClient(t, clients, WithFencing(true), WithRestartDetection(false))
 	m := mustMutex(t, c, "amnesia")
 	ctx := t.Context()
 	var h []tokenGrant
