@@ -259,8 +259,8 @@ func (b *bench) specs() []*spec {
 		s.entries = []*entry{
 			b.entry(n, recommended, "defaults", adapters.Config{Kind: adapters.Quorumlock, Fencing: true}),
 			ours(n),
-			b.entry(n, recommended, "defaults + restart detection on every node", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithRestartDetection(0)}}),
-			b.entry(n, recommended, "defaults - restart detection", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithoutRestartDetection()}}),
+			b.entry(n, recommended, "defaults + restart detection on every node", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithRestartDetection(true)}}),
+			b.entry(n, recommended, "defaults - restart detection", adapters.Config{Kind: adapters.Quorumlock, Fencing: true, Quorum: []quorum.Option{quorum.WithRestartDetection(false)}}),
 		}
 		s.lockUnlock(b.o.dur)
 		out = append(out, s)

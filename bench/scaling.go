@@ -156,7 +156,7 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 			l.g = scaleMasters * scaleGoroutines
 		}
 		if variant == scaleClustersRD {
-			cfg.Quorum = []quorum.Option{quorum.WithRestartDetection(0)}
+			cfg.Quorum = []quorum.Option{quorum.WithRestartDetection(true)}
 		}
 		lk, err := adapters.New(l.clients, cfg)
 		if err != nil {

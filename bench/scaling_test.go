@@ -55,7 +55,7 @@ func TestQuorumOfClustersLocksAndCleansUp(t *testing.T) {
 		for _, c := range cls {
 			closers = append(closers, c.Close)
 		}
-		c, err := quorum.New(cls, quorum.WithoutRestartDetection())
+		c, err := quorum.New(cls, quorum.WithRestartDetection(false))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 func singleNodeLock(t *testing.T, o *redis.Options) *quorum.Mutex {
 	t.Helper()
 	rc := client(t, o)
-	qc, err := quorum.New([]redis.UniversalClient{rc}, quorum.WithTTL(5*time.Second), quorum.WithoutRestartDetection())
+	qc, err := quorum.New([]redis.UniversalClient{rc}, quorum.WithTTL(5*time.Second), quorum.WithRestartDetection(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestFailoverGrantsLockTwice(t *testing.T) {
 		unlockAtEnd(t, la)
 		fo := redis.NewFailoverClient(g.FailoverOptions())
 		t.Cleanup(func() { _ = fo.Close() })
-		qc, err := quorum.New([]redis.UniversalClient{fo}, quorum.WithTTL(5*time.Second), quorum.WithoutRestartDetection())
+		qc, err := quorum.New([]redis.UniversalClient{fo}, quorum.WithTTL(5*time.Second), quorum.WithRestartDetection(false))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func TestAPIShowsElectionLeader(t *testing.T) {
 		t.Fatalf("GET /api/locks: %d %v\n%s", code, err, body)
 	}
 	if len(v.Locks) != 1 || v.Locks[0].Name != quorum.ElectionPrefix+"sched" || v.Locks[0].Leader != "replica-a" ||
-		v.Locks[0].Term != term.Number() || !strings.Contains(v.Locks[0].Holder, "term") {
+		v.Locks[0].Term != term.Token() || !strings.Contains(v.Locks[0].Holder, "term") {
 		t.Fatalf("api: %s", body)
 	}
 	if _, page := get(t, srv, "/", nil); !strings.Contains(page, "replica-a (leader, term ") {

@@ -184,9 +184,9 @@ func (s *Console) leader(ctx context.Context, lr *lockRow) {
 	if err != nil {
 		return // being elected, or resigning: the lock row says enough
 	}
-	lr.Leader, lr.Term = info.Value, info.Term
-	lr.Holder = fmt.Sprintf("%s (leader, term %d)", info.Value, info.Term)
-	lr.Summary = fmt.Sprintf("election %q: leader %q, term %d", name, info.Value, info.Term)
+	lr.Leader, lr.Term = info.Value, info.Token
+	lr.Holder = fmt.Sprintf("%s (leader, term %d)", info.Value, info.Token)
+	lr.Summary = fmt.Sprintf("election %q: leader %q, term %d", name, info.Value, info.Token)
 }
 
 func row(in admin.Inspection, scale time.Duration) lockRow {

@@ -70,7 +70,7 @@ func ExampleMultiLock_Acquire() {
 	ctx := context.Background()
 
 	ok, _, _, err := attempt(multilock.All).Acquire(ctx, 10*time.Second)
-	fmt.Println("all:", ok, errors.Is(err, multilock.ErrNotObtained), errors.Is(err, multilock.ErrRefused))
+	fmt.Println("all:", ok, errors.Is(err, multilock.ErrNotObtained), errors.Is(err, multilock.ErrTaken))
 
 	red := attempt(multilock.Majority)
 	ok, _, _, err = red.Acquire(ctx, 10*time.Second)
@@ -81,4 +81,15 @@ func ExampleMultiLock_Acquire() {
 	// all: false true true
 	// majority: true <nil> validity set: true
 	// released: true <nil>
+}
+
+// The policies' arithmetic: how many of n sub-locks must grant.
+func ExampleNeed() {
+	for _, n := range []int{1, 3, 5} {
+		fmt.Printf("n=%d: majority %d, all %d\n", n, multilock.Need(multilock.Majority, n), multilock.Need(multilock.All, n))
+	}
+	// Output:
+	// n=1: majority 1, all 1
+	// n=3: majority 2, all 3
+	// n=5: majority 3, all 5
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // attemptErrs keeps, per node, the most informative error a waiting Lock
@@ -59,7 +59,7 @@ func (a *attemptErrs) final(ctx context.Context, last error) error {
 	if len(a.order) == 0 {
 		return withCtxErr(ctx, last)
 	}
-	e := multilock.NewError(multilock.OpAcquire, ErrNotObtained, 0)
+	e := newError(multilock.OpAcquire, ErrNotObtained, 0)
 	var le *Error
 	if errors.As(last, &le) {
 		e.Name, e.Total = le.Name, le.Total
@@ -69,13 +69,13 @@ func (a *attemptErrs) final(ctx context.Context, last error) error {
 			if x == ErrNotObtained || x == ErrUnanswered || errors.As(x, &ne) || errors.As(x, &me) {
 				continue // the sentinel, or a node's answer: from a.best
 			}
-			e.WithCause(x)
+			e.withCause(x)
 		}
 	} else if errors.Is(last, ErrClosed) {
-		e.WithCause(ErrClosed)
+		e.withCause(ErrClosed)
 	}
 	for _, n := range a.order {
-		e.WithCause(a.best[n])
+		e.withCause(a.best[n])
 	}
 	if le != nil && le.Total > 0 {
 		// The nodes without an error granted or were undecided last time.

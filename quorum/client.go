@@ -14,9 +14,9 @@ import (
 
 	"github.com/quorumlock/quorumlock/drift"
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -28,7 +28,7 @@ var (
 	// ErrTaken: a node refused because another owner holds the lock. A
 	// failed TryLock wraps it (with ErrNotObtained) when the lock is taken,
 	// not merely unreachable.
-	ErrTaken   = multilock.ErrRefused
+	ErrTaken   = multilock.ErrTaken
 	ErrNotHeld = multilock.ErrNotHeld
 	// ErrLeaseLost: the watchdog could not renew the lease on a quorum before
 	// its validity ended, or a quorum said the lock is no longer ours. The
@@ -43,17 +43,20 @@ var (
 	ErrClosed = errors.New("quorumlock: client closed")
 )
 
-// NodeError is the error of one node.
-type NodeError = multilock.NodeError
-
-// Policy decides how many nodes may fail; see multilock.Policy.
-type Policy = multilock.Policy
+// Policy decides how many of n nodes may refuse or fail while the lock
+// still counts as held (FailedLocksLimit, in [0, n−1]) and how long each
+// node's call may take when remaining is left of the attempt
+// (LockWaitTime). Any multilock.Policy is one.
+type Policy interface {
+	FailedLocksLimit(n int) int
+	LockWaitTime(remaining time.Duration, n int) time.Duration
+}
 
 // Presets: All nodes must grant (MultiLock, the core's all-nodes policy) or
 // a Majority (RedLock, default).
 var (
-	All      = multilock.All
-	Majority = multilock.Majority
+	All      Policy = multilock.All
+	Majority Policy = multilock.Majority
 )
 
 type config struct {
@@ -75,7 +78,7 @@ type config struct {
 	labelSet       bool
 	dialCheck      time.Duration // WithDialCheck; 0: off
 	functions      int8          // WithFunctions: 0 unset, 1 on, -1 off
-	random         *lockedRand   // WithRandom; nil: the default sources
+	random         *lockedRand   // withRandom; nil: the default sources
 }
 
 // Option configures a Client.
@@ -195,66 +198,16 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n := len(clients)
-	if n == 0 {
-		return nil, errors.New("quorumlock: no nodes given; pass one go-redis client per independent Redis deployment (5 survive 2 failures)")
-	}
-	if f := cfg.factor; f < 0 || f >= 1 || f != f {
-		return nil, fmt.Errorf("quorumlock: WithDriftFactor(%v): the factor must be in [0, 1); default %v", f, drift.DefaultFactor)
-	}
-	if err := checkMaxTTL("WithTTL", cfg.ttl); err != nil {
-		return nil, fmt.Errorf("%w: restart detection keeps a restarted node out for a TTL", err)
-	}
-	if err := drift.Check(cfg.ttl, cfg.factor); err != nil {
-		return nil, optionErr(fmt.Sprintf("WithTTL(%v)", cfg.ttl), err)
-	}
-	if cfg.policy == nil {
-		return nil, errors.New("quorumlock: WithPolicy(nil): give a policy, e.g. quorum.Majority (the default) or quorum.All")
-	}
-	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
-		return nil, fmt.Errorf("quorumlock: WithPolicy: the policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
-	}
-	for _, d := range []struct {
-		option string
-		v      time.Duration
-	}{{"WithAttemptTimeout", cfg.attemptTimeout}, {"WithReleaseTimeout", cfg.releaseTimeout}, {"WithRetryInterval", cfg.retryInterval}} {
-		if d.v <= 0 {
-			return nil, fmt.Errorf("quorumlock: %s(%v): must be positive", d.option, d.v)
-		}
-	}
-	if cfg.dialCheck < 0 {
-		return nil, fmt.Errorf("quorumlock: WithDialCheck(%v): must not be negative (0 turns the check off)", cfg.dialCheck)
-	}
-	if cfg.clock == nil {
-		return nil, errors.New("quorumlock: nil clock")
-	}
-	if r := cfg.fenceRetention; r < node.MinFenceRetention || r < 100*cfg.ttl {
-		return nil, fmt.Errorf("quorumlock: WithFenceRetention %v is too short: keep fencing counters at least %v and 100 times the TTL (%v), far longer than any lease", r, node.MinFenceRetention, 100*cfg.ttl)
+	if err := cfg.validate(len(clients)); err != nil {
+		return nil, err
 	}
 	label, err := clientLabel(cfg)
 	if err != nil {
 		return nil, err
 	}
 	c := &Client{cfg: cfg, id: newClientID(cfg.random), label: label, workers: multilock.NewWorkers(256)}
-	seenClient := map[redis.UniversalClient]int{}
-	seenName := map[string]int{}
-	for i, rc := range clients {
-		if rc == nil {
-			return nil, fmt.Errorf("quorumlock: node %d: nil redis client", i)
-		}
-		if j, ok := seenClient[rc]; ok {
-			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
-		}
-		seenClient[rc] = i
-		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithOnePipeline(len(clients) > 1), node.WithFenceRetention(cfg.fenceRetention)}, cfg.functionsOptions()...)...)
-		if err != nil {
-			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
-		}
-		if j, ok := seenName[nd.Name()]; ok {
-			return nil, fmt.Errorf("quorumlock: nodes %d and %d both point at %s; every node must be a distinct Redis deployment", j, i, nd.Name())
-		}
-		seenName[nd.Name()] = i
-		c.nodes = append(c.nodes, nd)
+	if c.nodes, err = newNodes(clients, cfg); err != nil {
+		return nil, err
 	}
 	c.admin = admin.New(c.nodes, admin.Config{
 		Policy:           cfg.policy,
@@ -281,6 +234,73 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	c.probePersistence(ctx)
 	cancel()
 	return c, nil
+}
+
+// validate checks the options New was given, for n nodes.
+func (cfg config) validate(n int) error {
+	if n == 0 {
+		return errors.New("quorumlock: no nodes given; pass one go-redis client per independent Redis deployment (5 survive 2 failures)")
+	}
+	if f := cfg.factor; f < 0 || f >= 1 || f != f {
+		return fmt.Errorf("quorumlock: WithDriftFactor(%v): the factor must be in [0, 1); default %v", f, drift.DefaultFactor)
+	}
+	if err := checkMaxTTL("WithTTL", cfg.ttl); err != nil {
+		return fmt.Errorf("%w: restart detection keeps a restarted node out for a TTL", err)
+	}
+	if err := drift.Check(cfg.ttl, cfg.factor); err != nil {
+		return optionErr(fmt.Sprintf("WithTTL(%v)", cfg.ttl), err)
+	}
+	if cfg.policy == nil {
+		return errors.New("quorumlock: WithPolicy(nil): give a policy, e.g. quorum.Majority (the default) or quorum.All")
+	}
+	if l := cfg.policy.FailedLocksLimit(n); l < 0 || l >= n {
+		return fmt.Errorf("quorumlock: WithPolicy: the policy allows %d failed nodes of %d; it must be in [0, %d]", l, n, n-1)
+	}
+	for _, d := range []struct {
+		option string
+		v      time.Duration
+	}{{"WithAttemptTimeout", cfg.attemptTimeout}, {"WithReleaseTimeout", cfg.releaseTimeout}, {"WithRetryInterval", cfg.retryInterval}} {
+		if d.v <= 0 {
+			return fmt.Errorf("quorumlock: %s(%v): must be positive", d.option, d.v)
+		}
+	}
+	if cfg.dialCheck < 0 {
+		return fmt.Errorf("quorumlock: WithDialCheck(%v): must not be negative (0 turns the check off)", cfg.dialCheck)
+	}
+	if cfg.clock == nil {
+		return errors.New("quorumlock: nil clock")
+	}
+	if r := cfg.fenceRetention; r < node.MinFenceRetention || r < 100*cfg.ttl {
+		return fmt.Errorf("quorumlock: WithFenceRetention %v is too short: keep fencing counters at least %v and 100 times the TTL (%v), far longer than any lease", r, node.MinFenceRetention, 100*cfg.ttl)
+	}
+	return nil
+}
+
+// newNodes makes one node per go-redis client, refusing a nil client and
+// two nodes that are one deployment.
+func newNodes(clients []redis.UniversalClient, cfg config) ([]*node.Node, error) {
+	var nodes []*node.Node
+	seenClient := map[redis.UniversalClient]int{}
+	seenName := map[string]int{}
+	for i, rc := range clients {
+		if rc == nil {
+			return nil, fmt.Errorf("quorumlock: node %d: nil redis client", i)
+		}
+		if j, ok := seenClient[rc]; ok {
+			return nil, fmt.Errorf("quorumlock: nodes %d and %d are the same client; every node must be a distinct Redis deployment", j, i)
+		}
+		seenClient[rc] = i
+		nd, err := node.New(rc, append([]node.Option{node.WithPrefix(cfg.prefix), node.WithBatching(!cfg.noBatch), node.WithOnePipeline(len(clients) > 1), node.WithFenceRetention(cfg.fenceRetention)}, cfg.functionsOptions()...)...)
+		if err != nil {
+			return nil, fmt.Errorf("quorumlock: node %d: %w", i, err)
+		}
+		if j, ok := seenName[nd.Name()]; ok {
+			return nil, fmt.Errorf("quorumlock: nodes %d and %d both point at %s; every node must be a distinct Redis deployment", j, i, nd.Name())
+		}
+		seenName[nd.Name()] = i
+		nodes = append(nodes, nd)
+	}
+	return nodes, nil
 }
 
 // Admin returns the operator's tools over the client's nodes: the

@@ -65,7 +65,11 @@ func closeAll(clients []redis.UniversalClient) error {
 	return oneline.Join(errs...)
 }
 
-// Dial builds a Client from node URLs (see parseNodes). Close on the returned
+// Dial builds a Client from node URLs, separated by commas or spaces:
+// redis:// or rediss:// with user, password, DB and TLS, as go-redis'
+// ParseURL reads them; a bare host:port means redis://host:port. Each node
+// gets a go-redis client with the settings a lock needs (node.Options):
+// context deadlines honoured, no hidden retries. Close on the returned
 // client also closes the go-redis clients it made.
 func Dial(urls string, opts ...Option) (*Client, error) {
 	clients, err := parseNodes(urls)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // ErrUnreachable: fewer than a quorum of nodes answered WithDialCheck's
@@ -52,7 +52,7 @@ func (c *Client) dialCheck(timeout time.Duration) error {
 	if ok >= multilock.Need(c.cfg.policy, n) {
 		return nil
 	}
-	e := multilock.NewError(opDial, ErrUnreachable, n, errs...)
+	e := newError(opDial, ErrUnreachable, n, errs...)
 	e.Granted = ok
 	return e
 }

@@ -89,8 +89,8 @@
 //   - restart detection: default on for each node that lacks appendonly
 //     yes with appendfsync always (asked once with CONFIG GET): such a node
 //     does not vote while it is younger than the largest TTL in use or
-//     after its run_id changed. WithRestartDetection forces it on every
-//     node; WithoutRestartDetection turns it off.
+//     after its run_id changed. WithRestartDetection(true) forces it on every
+//     node; WithRestartDetection(false) turns it off.
 //   - nothing left behind: Close removes the client's label from every
 //     node; lock keys carry their TTL.
 //   - batching of concurrent calls: default on (WithBatching).
@@ -119,5 +119,6 @@
 // Give go-redis clients ContextTimeoutEnabled: true (deadlines are what
 // keep a frozen node from stalling the quorum), MaxRetries: -1 (the lock
 // retries at its own level), DialerRetries: 1 and DialerRetryTimeout: 1µs
-// (no pause after the one dial); parseNodes and node.Options do. See docs/operations.md for persistence, restarts, clocks and sizing.
+// (no pause after the one dial); Dial and node.Options do. See
+// docs/operations.md for persistence, restarts, clocks and sizing.
 package quorum

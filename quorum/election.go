@@ -45,19 +45,6 @@ var errResignedTwice = fmt.Errorf("%w already", ErrResigned)
 // ForceUnlock), so elections and locks never share keys.
 const ElectionPrefix = "election:"
 
-// ElectionOption configures an Election.
-type ElectionOption func(*electionConfig)
-
-type electionConfig struct {
-	ttl time.Duration
-}
-
-// WithTermTTL sets how long a term lives on the nodes without renewal: a
-// leader that dies is replaced at most this long (plus the retry interval
-// when no follower hears of it) later. The watchdog renews every TTL/3.
-// Default the client's TTL (WithTTL).
-func WithTermTTL(d time.Duration) ElectionOption { return func(c *electionConfig) { c.ttl = d } }
-
 // Election is one named election on the client's quorum: immutable
 // configuration, safe for concurrent use. Any number of campaigners (in
 // this or other processes) may campaign; at most one holds a term at a
@@ -75,26 +62,26 @@ type Election struct {
 	m    *Mutex
 }
 
-// Election returns the election called name.
-func (c *Client) Election(name string, opts ...ElectionOption) (*Election, error) {
+// Election returns the election called name. Of the lock options only
+// WithLockTTL applies: how long a term lives on the nodes without renewal.
+// A leader that dies is replaced at most this long (plus the retry
+// interval when no follower hears of it) later; the watchdog renews every
+// TTL/3. Default the client's TTL (WithTTL).
+func (c *Client) Election(name string, opts ...MutexOption) (*Election, error) {
 	if name == "" {
 		return nil, errors.New("quorumlock: empty election name")
 	}
-	var cfg electionConfig
+	var cfg mutexConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.ttl < 0 {
-		return nil, fmt.Errorf("quorumlock: negative term TTL %v (WithTermTTL)", cfg.ttl)
+	switch {
+	case cfg.owner != "":
+		return nil, errors.New("quorumlock: WithOwner does not apply to an election (a campaigner is its own owner)")
+	case cfg.leaseTime != 0:
+		return nil, errors.New("quorumlock: WithLeaseTime does not apply to an election (a term is renewed until it resigns)")
 	}
-	var mopts []MutexOption
-	if cfg.ttl > 0 {
-		if err := checkLockTTL(cfg.ttl, c.cfg.factor); err != nil {
-			return nil, fmt.Errorf("%w (WithTermTTL)", err)
-		}
-		mopts = append(mopts, WithLockTTL(cfg.ttl))
-	}
-	m, err := c.buildMutex([]string{ElectionPrefix + name}, mopts, checkName)
+	m, err := c.buildMutex([]string{ElectionPrefix + name}, opts, checkName)
 	if err != nil {
 		return nil, err
 	}
@@ -167,10 +154,10 @@ type Term struct {
 	rev   int64
 }
 
-// Number is the term number: a fencing token, strictly increasing across
-// the leaders of the election. Pass it with every write the leader makes
-// to a resource that can refuse older numbers.
-func (t *Term) Number() int64 { return t.number }
+// Token is the term number, a fencing token as Lease.Token is: strictly
+// increasing across the leaders of the election. Pass it with every write
+// the leader makes to a resource that can refuse older tokens.
+func (t *Term) Token() int64 { return t.number }
 
 // Value is the leader's value, as last proclaimed.
 func (t *Term) Value() string {
@@ -338,7 +325,7 @@ func (e *electionError) Unwrap() []error { return e.errs }
 
 // LeaderInfo is the current leader as a quorum of nodes sees it.
 type LeaderInfo struct {
-	Term  int64  // the leader's term number (fencing token)
+	Token int64  // the leader's term number, its fencing token (Term.Token)
 	Value string // its value
 	// TimeLeft is how long the term holds on a quorum without renewal, as
 	// read (minus the drift allowance); the leader renews every TTL/3.
@@ -401,7 +388,7 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 	sts := byTerm[best]
 	// The term holds a quorum until the need-th longest remaining time
 	// runs out.
-	info := LeaderInfo{Term: best}
+	info := LeaderInfo{Token: best}
 	ttls := make([]time.Duration, 0, len(sts))
 	for _, st := range sts {
 		if st.Rev > info.rev {
@@ -437,7 +424,7 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	have := 0
 	var owner string
 	for i, st := range states {
-		if errs[i] == nil && st.Held && st.Term == info.Term && st.Rev >= info.rev {
+		if errs[i] == nil && st.Held && st.Term == info.Token && st.Rev >= info.rev {
 			have++
 			owner = st.Owner
 		}
@@ -448,7 +435,7 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	}
 	todo := []int{}
 	for i, st := range states {
-		if errs[i] == nil && !(st.Held && st.Term == info.Term && st.Rev >= info.rev) {
+		if errs[i] == nil && !(st.Held && st.Term == info.Token && st.Rev >= info.rev) {
 			todo = append(todo, i)
 		}
 	}
@@ -458,13 +445,13 @@ func (e *Election) writeBack(ctx context.Context, states []node.Leader, errs []e
 	defer cancel()
 	lockName := e.m.names[0]
 	wrote, nodeErrs := c.fanCount(todo, func(nd *node.Node) (bool, error) {
-		return nd.Proclaim(wctx, lockName, owner, info.Term, info.rev, info.Value)
+		return nd.Proclaim(wctx, lockName, owner, info.Token, info.rev, info.Value)
 	})
 	if have += len(wrote); have >= need {
 		return nil
 	}
 	return &electionError{
-		msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: term %d's value is on %d of %d nodes after write-back, %d needed", e.name, info.Term, have, n, need),
+		msg:  fmt.Sprintf("quorumlock: election %q: leader unknown: term %d's value is on %d of %d nodes after write-back, %d needed", e.name, info.Token, have, n, need),
 		errs: append(nodeErrs, withCtxErr(ctx, ErrLeaderUnknown)),
 	}
 }
@@ -543,12 +530,12 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 				send = true
 			case last.NoLeader:
 				// Not a stale read of the term that just ended.
-				send = info.Term > last.Leader.Term
+				send = info.Token > last.Leader.Token
 			default:
-				send = info.Term > last.Leader.Term || info.Term == last.Leader.Term && info.rev > last.Leader.rev
+				send = info.Token > last.Leader.Token || info.Token == last.Leader.Token && info.rev > last.Leader.rev
 			}
 		case errors.Is(err, ErrNoLeader):
-			ch = LeaderChange{Leader: LeaderInfo{Term: last.Leader.Term}, NoLeader: true}
+			ch = LeaderChange{Leader: LeaderInfo{Token: last.Leader.Token}, NoLeader: true}
 			send = !delivered || !last.NoLeader
 		}
 		if send {

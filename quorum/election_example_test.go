@@ -34,7 +34,7 @@ func ExampleElection_Campaign() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("leader:", leader.Value, "same term:", leader.Term == first.Number())
+	fmt.Println("leader:", leader.Value, "same term:", leader.Token == first.Token())
 
 	elected := make(chan *quorum.Term)
 	go func() {
@@ -48,7 +48,7 @@ func ExampleElection_Campaign() {
 		log.Fatal(err)
 	}
 	second := <-elected
-	fmt.Println("leader:", second.Value(), "higher term:", second.Number() > first.Number())
+	fmt.Println("leader:", second.Value(), "higher term:", second.Token() > first.Token())
 	if err := second.Resign(ctx); err != nil {
 		log.Fatal(err)
 	}

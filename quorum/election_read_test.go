@@ -93,8 +93,8 @@ func leadFor10s(t *testing.T, servers []*localredis.Server, clients []redis.Univ
 func wantLeader(t *testing.T, e *Election, term *Term, v, when string) {
 	t.Helper()
 	info, err := e.Leader(t.Context())
-	if err != nil || info.Term != term.Number() || info.Value != v {
-		t.Fatalf("%s: Leader = %+v, %v; want term %d value %q", when, info, err, term.Number(), v)
+	if err != nil || info.Token != term.Token() || info.Value != v {
+		t.Fatalf("%s: Leader = %+v, %v; want term %d value %q", when, info, err, term.Token(), v)
 	}
 }
 
@@ -153,8 +153,8 @@ func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 	defer cancel()
 	select {
 	case ch := <-reader.Observe(octx):
-		if ch.NoLeader || ch.Leader.Term != term.Number() || ch.Leader.Value != "v1" {
-			t.Fatalf("Observe's first change %+v, want term %d value v1", ch, term.Number())
+		if ch.NoLeader || ch.Leader.Token != term.Token() || ch.Leader.Value != "v1" {
+			t.Fatalf("Observe's first change %+v, want term %d value v1", ch, term.Token())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Observe delivered nothing")

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func mustElection(t *testing.T, c *Client, name string, opts ...ElectionOption) *Election {
+func mustElection(t *testing.T, c *Client, name string, opts ...MutexOption) *Election {
 	t.Helper()
 	e, err := c.Election(name, opts...)
 	if err != nil {
@@ -50,11 +50,11 @@ func TestElectionOneLeaderAtATimeTermsIncrease(t *testing.T) {
 				if leading != 1 {
 					errs <- fmt.Errorf("%d leaders at once", leading)
 				}
-				terms = append(terms, term.Number())
+				terms = append(terms, term.Token())
 				mu.Unlock()
 				info, err := e.Leader(ctx)
-				if err != nil || info.Term != term.Number() || info.Value != fmt.Sprint("c", i) {
-					errs <- fmt.Errorf("Leader = %+v, %v; want term %d value c%d", info, err, term.Number(), i)
+				if err != nil || info.Token != term.Token() || info.Value != fmt.Sprint("c", i) {
+					errs <- fmt.Errorf("Leader = %+v, %v; want term %d value c%d", info, err, term.Token(), i)
 				}
 				time.Sleep(2 * time.Millisecond) // the leader's work: terms must not overlap across it
 				mu.Lock()
@@ -95,8 +95,8 @@ func TestElectionFencedWithoutClientFencing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ta.Number() <= 0 {
-		t.Errorf("term %d, want a positive fencing token", ta.Number())
+	if ta.Token() <= 0 {
+		t.Errorf("term %d, want a positive fencing token", ta.Token())
 	}
 	if _, err := b.TryCampaign(ctx, "b"); !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrTaken) {
 		t.Errorf("second TryCampaign: %v, want ErrNotObtained and ErrTaken", err)
@@ -108,8 +108,8 @@ func TestElectionFencedWithoutClientFencing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb.Number() <= ta.Number() {
-		t.Errorf("term %d after %d", tb.Number(), ta.Number())
+	if tb.Token() <= ta.Token() {
+		t.Errorf("term %d after %d", tb.Token(), ta.Token())
 	}
 	_ = tb.Resign(ctx)
 }
@@ -145,8 +145,8 @@ func TestElectionResignWakesCampaigner(t *testing.T) {
 		if tb == nil {
 			return
 		}
-		if tb.Number() <= ta.Number() || tb.Value() != "b" {
-			t.Errorf("b's term %d value %q; a's term %d", tb.Number(), tb.Value(), ta.Number())
+		if tb.Token() <= ta.Token() || tb.Value() != "b" {
+			t.Errorf("b's term %d value %q; a's term %d", tb.Token(), tb.Value(), ta.Token())
 		}
 		_ = tb.Resign(ctx)
 	case <-time.After(20 * time.Second):
@@ -221,8 +221,8 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := next("elected"); x.NoLeader || x.Leader.Term != term.Number() || x.Leader.Value != "v1" || x.Leader.TimeLeft <= 0 {
-		t.Fatalf("after Campaign: %+v, want term %d value v1", x, term.Number())
+	if x := next("elected"); x.NoLeader || x.Leader.Token != term.Token() || x.Leader.Value != "v1" || x.Leader.TimeLeft <= 0 {
+		t.Fatalf("after Campaign: %+v, want term %d value v1", x, term.Token())
 	}
 	if err := term.Proclaim(ctx, "v2"); err != nil {
 		t.Fatal(err)
@@ -230,10 +230,10 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if term.Value() != "v2" {
 		t.Errorf("Value %q after Proclaim", term.Value())
 	}
-	if x := next("proclaimed"); x.Leader.Term != term.Number() || x.Leader.Value != "v2" {
+	if x := next("proclaimed"); x.Leader.Token != term.Token() || x.Leader.Value != "v2" {
 		t.Fatalf("after Proclaim: %+v", x)
 	}
-	if info, err := e.Leader(ctx); err != nil || info.Value != "v2" || info.Term != term.Number() {
+	if info, err := e.Leader(ctx); err != nil || info.Value != "v2" || info.Token != term.Token() {
 		t.Errorf("Leader = %+v, %v", info, err)
 	}
 	if err := term.Resign(ctx); err != nil {
@@ -248,8 +248,8 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := next("second"); x.Leader.Term != t2.Number() || t2.Number() <= term.Number() || x.Leader.Value != "w" {
-		t.Fatalf("second term: %+v (term %d after %d)", x, t2.Number(), term.Number())
+	if x := next("second"); x.Leader.Token != t2.Token() || t2.Token() <= term.Token() || x.Leader.Value != "w" {
+		t.Fatalf("second term: %+v (term %d after %d)", x, t2.Token(), term.Token())
 	}
 	if err := t2.Resign(ctx); err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestRunLeaderCampaignsAgain(t *testing.T) {
 	var terms []int64
 	var causes []error
 	err := RunLeader(ctx, e, "me", func(tctx context.Context, term *Term) error {
-		terms = append(terms, term.Number())
+		terms = append(terms, term.Token())
 		switch len(terms) {
 		case 1:
 			return nil
@@ -336,7 +336,7 @@ func TestRunLeaderErrorAndOptions(t *testing.T) {
 	if _, err := e.Leader(t.Context()); !errors.Is(err, ErrNoLeader) {
 		t.Errorf("after RunLeader returned: %v, want ErrNoLeader", err)
 	}
-	if _, err := c.Election("x", WithTermTTL(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithTermTTL") {
+	if _, err := c.Election("x", WithLockTTL(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithLockTTL") {
 		t.Errorf("negative TTL: %v", err)
 	}
 	if _, err := c.Election(""); err == nil {
@@ -359,7 +359,7 @@ func TestElectionValueOutlivesTTLWhileRenewed(t *testing.T) {
 		t.Skipf("the term was lost on a loaded machine: %v", err)
 	}
 	info, err := e.Leader(ctx)
-	if err != nil || info.Term != term.Number() || info.Value != "v" {
+	if err != nil || info.Token != term.Token() || info.Value != "v" {
 		t.Errorf("Leader after four TTLs: %+v, %v", info, err)
 	}
 	if err := term.Resign(ctx); err != nil {

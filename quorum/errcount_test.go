@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // tallyMatches checks that err's summary counts the nodes as their errors
@@ -76,7 +76,7 @@ func TestErrorCountsRefusals(t *testing.T) {
 // with their uptime and countdown, not as failed or silent.
 func TestErrorCountsNodesSittingOut(t *testing.T) {
 	_, clients := cluster(t, 3)
-	c := newClient(t, clients, WithRestartDetection(time.Hour))
+	c := newClient(t, clients, WithRestartDetection(true), WithRestartDelay(time.Hour))
 	ctx := t.Context()
 	for range 2 { // the first asks the nodes, the second knows they sit out
 		_, err := mustMutex(t, c, "young").TryLock(ctx)

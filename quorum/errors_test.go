@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -239,7 +239,7 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 		{"WithLabel", []quorum.Option{quorum.WithLabel("a\x00b")}},
 		{"WithReplicaAck", []quorum.Option{quorum.WithReplicaAck(0, time.Millisecond)}},
 		{"WithReplicaAck", []quorum.Option{quorum.WithReplicaAck(1, time.Hour)}},
-		{"WithRestartDetection", []quorum.Option{quorum.WithRestartDetection(-time.Second)}},
+		{"WithRestartDelay", []quorum.Option{quorum.WithRestartDelay(-time.Second)}},
 	} {
 		c, err := quorum.Dial(s.Addr(), tc.opts...)
 		if err == nil {

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // ErrNoTicket: a waiter could not take a ticket on a quorum (too few nodes

@@ -140,7 +140,7 @@ func exercise(t *testing.T, c *quorum.Client, fencing bool, between func()) {
 		t.Fatalf("Proclaim: %v", err)
 	}
 	between()
-	if li, err := e.Leader(ctx); err != nil || li.Value != "b" || li.Term != term.Number() {
+	if li, err := e.Leader(ctx); err != nil || li.Value != "b" || li.Token != term.Token() {
 		t.Fatalf("Leader: %+v %v", li, err)
 	}
 	between()
@@ -221,7 +221,7 @@ func TestFunctionsLeastPrivilegeACL(t *testing.T) {
 	}
 	// The operator's step, then the FCALL-only user.
 	adminURLs := strings.NewReplacer("fcall:fcall-pw@", "default:admin-pw@").Replace(urls["fcall"])
-	if err := dialT(t, adminURLs).LoadFunctions(ctx); err != nil {
+	if err := dialT(t, adminURLs).Admin().LoadFunctions(ctx); err != nil {
 		t.Fatalf("LoadFunctions: %v", err)
 	}
 	for _, fencing := range []bool{false, true} {

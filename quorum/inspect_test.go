@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // leftover writes lock name for owner on the given nodes only, as a timed-out
@@ -127,7 +128,7 @@ func TestInspectVerdicts(t *testing.T) {
 		}
 		defer servers[0].Resume()
 		list, err := c.Admin().List(ctx, "")
-		var ne *NodeError
+		var ne *multilock.NodeError // package admin reports nodes with the core's type
 		if !errors.As(err, &ne) || ne.Node != c.nodes[0].Name() {
 			t.Fatalf("List error %v, want a NodeError for %s", err, c.nodes[0].Name())
 		}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // optionErr is err, an option's invalid value, named after the option:

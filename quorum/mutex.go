@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/drift"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 type mutexConfig struct {

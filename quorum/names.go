@@ -11,8 +11,8 @@ import (
 // a lock carries its name, and the fencing counter outlives the lock.
 const MaxNameLen = 1024
 
-// MaxTTL is the longest lock TTL (WithTTL, WithLockTTL, WithLeaseTime,
-// WithTermTTL): restart detection keeps a restarted node out for a TTL, so
+// MaxTTL is the longest lock TTL (WithTTL, WithLockTTL, WithLeaseTime):
+// restart detection keeps a restarted node out for a TTL, so
 // a longer one would keep it out for days.
 const MaxTTL = 24 * time.Hour
 

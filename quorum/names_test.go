@@ -64,8 +64,8 @@ func TestNameAndTTLLimits(t *testing.T) {
 	if _, err := c.Mutex("x", WithLeaseTime(long)); err == nil || !strings.Contains(err.Error(), "WithLeaseTime") {
 		t.Errorf("WithLeaseTime(%v): %v", long, err)
 	}
-	if _, err := c.Election("x", WithTermTTL(long)); err == nil || !strings.Contains(err.Error(), "WithTermTTL") {
-		t.Errorf("WithTermTTL(%v): %v", long, err)
+	if _, err := c.Election("x", WithLockTTL(long)); err == nil || !strings.Contains(err.Error(), "WithLockTTL") {
+		t.Errorf("WithLockTTL(%v): %v", long, err)
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // Op names the lock operation an Event reports; its value is the name
@@ -136,10 +136,12 @@ func WithLogger(l *slog.Logger) Option {
 func (m *Mutex) observedAcquire(ctx context.Context, ml *multilock.MultiLock) (bool, time.Duration, int64, error) {
 	o := m.c.cfg.observer
 	if o == nil {
-		return ml.Acquire(ctx, m.ttl())
+		granted, wait, token, err := ml.Acquire(ctx, m.ttl())
+		return granted, wait, token, m.named(err)
 	}
 	start := time.Now()
 	granted, wait, token, err := ml.Acquire(ctx, m.ttl())
+	err = m.named(err)
 	e := Event{Op: OpAttempt, Name: m.name(), Start: start, Duration: time.Since(start), Err: err, Token: token}
 	outs := ml.Outcomes()
 	e.Votes = make([]Vote, len(outs))
@@ -188,7 +190,7 @@ func (m *Mutex) observeAcquire(ctx context.Context, start time.Time, lease **Lea
 		e.Outcome = OutcomeOK
 	case ctx.Err() != nil:
 		e.Outcome = OutcomeCancelled
-	case errors.Is(*err, multilock.ErrRefused):
+	case errors.Is(*err, multilock.ErrTaken):
 		e.Outcome = OutcomeContended
 	default:
 		e.Outcome = OutcomeFailed

@@ -164,7 +164,7 @@ func TestPreflightCluster(t *testing.T) {
 	// servers have been up a TTL. Every node must grant (All): with a
 	// majority the two standalones were once enough, on a loaded CI run,
 	// before the Cluster node answered.
-	g := newClient(t, nodes, WithPolicy(All), WithTTL(time.Second), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
+	g := newClient(t, nodes, WithPolicy(All), WithTTL(time.Second), WithRestartDetection(true), WithRetryInterval(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	l, err := mustMutex(t, g, "orders").Lock(ctx)

@@ -4,16 +4,21 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/seeded"
 )
 
-// WithRandom sets the source of the client's random choices: its id (the
+func init() { seeded.Random = func(src rand.Source) any { return withRandom(src) } }
+
+// withRandom sets the source of the client's random choices: its id (the
 // prefix of every owner it makes) and the jitter of its retries and
 // back-offs. Default: crypto/rand for the id and math/rand/v2's global
-// generator for the jitter. A test or simulation that must replay a run
-// from a seed gives each client its own seeded source. Two clients given
-// equal sources make equal owners, and then each takes the other's lock
-// for its own: never share a seed between clients of one lock.
-func WithRandom(src rand.Source) Option {
+// generator for the jitter. The simulation, which must replay a run from
+// a seed, gives each client its own seeded source (internal/seeded). Two
+// clients given equal sources make equal owners, and then each takes the
+// other's lock for its own: never share a seed between clients of one
+// lock.
+func withRandom(src rand.Source) Option {
 	return func(c *config) {
 		if src == nil {
 			c.random = nil

@@ -11,7 +11,7 @@ import (
 // A client given a seeded source makes the same id and the same jitter
 // as another given the same seed, and its draws stay within their bounds;
 // without one, two clients' ids differ.
-func TestWithRandomReplays(t *testing.T) {
+func TestSeededRandomReplays(t *testing.T) {
 	newClient := func(opts ...Option) *Client {
 		t.Helper()
 		rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
@@ -23,9 +23,9 @@ func TestWithRandomReplays(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	a := newClient(WithRandom(rand.NewPCG(7, 1)))
-	b := newClient(WithRandom(rand.NewPCG(7, 1)))
-	other := newClient(WithRandom(rand.NewPCG(8, 1)))
+	a := newClient(withRandom(rand.NewPCG(7, 1)))
+	b := newClient(withRandom(rand.NewPCG(7, 1)))
+	other := newClient(withRandom(rand.NewPCG(8, 1)))
 	if a.id != b.id || a.id == other.id {
 		t.Fatalf("ids %q, %q (same seed), %q (another seed)", a.id, b.id, other.id)
 	}

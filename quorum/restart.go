@@ -41,53 +41,56 @@ func (e *restartError) Unwrap() error { return ErrNodeRestarted }
 // out (multilock.SitsOut), rather than failed.
 func (e *restartError) SitsOut() bool { return true }
 
-// restartMode is how restart detection applies (WithRestartDetection,
-// WithoutRestartDetection).
+// restartMode is how restart detection applies (WithRestartDetection).
 type restartMode int8
 
 const (
 	restartAuto restartMode = iota // default: nodes without fsync-always persistence
-	restartOn                      // WithRestartDetection: every node
-	restartOff                     // WithoutRestartDetection
+	restartOn                      // WithRestartDetection(true): every node
+	restartOff                     // WithRestartDetection(false)
 )
 
-// WithRestartDetection makes the client enforce a delayed restart (the
-// RedLock paper's remedy for nodes that lose their keys in a crash) on
-// every node: a node whose run_id changed since this client last saw it, or
-// that has been up for less than delay, does not vote until delay has
-// passed. A node that restarted empty could otherwise grant a lock another
-// client still holds there. Each acquire asks INFO server in the same round
-// trip as the acquire script (no extra round trip; a node known to be
-// sitting out is not asked at all).
+// WithRestartDetection(true) makes the client enforce a delayed restart
+// (the RedLock paper's remedy for nodes that lose their keys in a crash)
+// on every node: a node whose run_id changed since this client last saw
+// it, or that has been up for less than the delay (WithRestartDelay), does
+// not vote until the delay has passed. A node that restarted empty could
+// otherwise grant a lock another client still holds there. Each acquire
+// asks INFO server in the same round trip as the acquire script (no extra
+// round trip; a node known to be sitting out is not asked at all).
 //
-// delay 0 means the largest TTL in use: the client TTL or the longest
-// lease time this client has acquired with, whichever is larger. Set it
-// explicitly when other processes use longer TTLs.
+// WithRestartDetection(false) turns it off, also for nodes without
+// persistence: a node that crashed and restarted empty votes at once and
+// may grant a lock another client still holds. Use it only when every
+// node has appendonly yes with appendfsync always, or when losing mutual
+// exclusion across a crash is acceptable; admin.Tools.Check then warns
+// about each node without persistence.
 //
-// Default on, per node: without this option restart detection applies,
-// with the delay 0, to each node that does not say appendonly yes and
-// appendfsync always (CONFIG GET, asked once when the client connects; a
-// node that refuses CONFIG counts as not persistent; a Cluster node is
-// persistent when every master and replica it has then says so), and
-// persistent nodes vote at once with no extra command.
-// WithRestartDetection forces it on every node (persistent or not);
-// WithoutRestartDetection turns it off.
+// Default on, per node: without this option restart detection applies to
+// each node that does not say appendonly yes and appendfsync always
+// (CONFIG GET, asked once when the client connects; a node that refuses
+// CONFIG counts as not persistent; a Cluster node is persistent when every
+// master and replica it has then says so), and persistent nodes vote at
+// once with no extra command.
 //
 // It protects mutual exclusion across a crash without persistence. It does
 // not keep fencing counters monotonic: for those use appendonly yes with
 // appendfsync always (see docs/safety.md).
-func WithRestartDetection(delay time.Duration) Option {
-	return func(c *config) { c.safety.restart, c.safety.restartDelay = restartOn, delay }
+func WithRestartDetection(on bool) Option {
+	return func(c *config) {
+		c.safety.restart = restartOff
+		if on {
+			c.safety.restart = restartOn
+		}
+	}
 }
 
-// WithoutRestartDetection turns restart detection off, also for nodes
-// without persistence (see WithRestartDetection): a node that crashed and
-// restarted empty votes at once and may grant a lock another client still
-// holds. Use it only when every node has appendonly yes with appendfsync
-// always, or when losing mutual exclusion across a crash is acceptable;
-// admin.Tools.Check then warns about each node without persistence.
-func WithoutRestartDetection() Option {
-	return func(c *config) { c.safety.restart, c.safety.restartDelay = restartOff, 0 }
+// WithRestartDelay sets how long a restarted node sits out under restart
+// detection. Default 0: the largest TTL in use, the client TTL or the
+// longest lock TTL or lease time this client has acquired with, whichever
+// is larger. Set it when other processes use longer TTLs.
+func WithRestartDelay(d time.Duration) Option {
+	return func(c *config) { c.safety.restartDelay = d }
 }
 
 // restartKey names one server: a node, or on a Cluster node the master of a

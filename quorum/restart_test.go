@@ -9,10 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 func TestNodeLifeRules(t *testing.T) {
@@ -83,9 +83,9 @@ func TestRestartDetection(t *testing.T) {
 	const attempt = time.Second
 	// holder and plain go without restart detection (on by default for
 	// these nodes without persistence): plain shows the unsafe grant.
-	holder := newClient(t, clients, WithTTL(ttl), WithAttemptTimeout(attempt), WithoutRestartDetection())
-	detecting := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(0), WithRetryInterval(100*time.Millisecond))
-	plain := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithoutRestartDetection())
+	holder := newClient(t, clients, WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(false))
+	detecting := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(true), WithRetryInterval(100*time.Millisecond))
+	plain := newClient(t, testutil.Clients(t, servers, nil), WithTTL(ttl), WithAttemptTimeout(attempt), WithRestartDetection(false))
 
 	// The detecting client learns every node's run_id. Fresh servers are
 	// young (up less than the TTL): it waits until they have been up that
@@ -275,10 +275,10 @@ func TestRestartDetectionClusterPersistence(t *testing.T) {
 	if !c2.gated(0) || !c2.detects(0) {
 		t.Fatal("a Cluster with one everysec master is not under restart detection")
 	}
-	// WithoutRestartDetection still turns it off.
-	c3 := newClient(t, client(), WithoutRestartDetection())
+	// WithRestartDetection(false) still turns it off.
+	c3 := newClient(t, client(), WithRestartDetection(false))
 	if c3.gated(0) {
-		t.Fatal("WithoutRestartDetection: the Cluster still goes through the gate")
+		t.Fatal("WithRestartDetection(false): the Cluster still goes through the gate")
 	}
 }
 

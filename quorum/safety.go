@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -69,7 +69,7 @@ func (c *Client) initSafety() error {
 		}
 	}
 	if s.restartDelay < 0 {
-		return fmt.Errorf("quorumlock: WithRestartDetection(%v): the delay must not be negative (0: the default delay)", s.restartDelay)
+		return fmt.Errorf("quorumlock: WithRestartDelay(%v): the delay must not be negative (0: the largest TTL in use)", s.restartDelay)
 	}
 	if s.restart != restartOff {
 		c.safety.restart = newRestartState(c.cfg.ttl, s.restartDelay)
@@ -96,7 +96,7 @@ func (c *Client) gated(i int) bool {
 }
 
 // detects reports whether restart detection applies to node i now: always
-// under WithRestartDetection, never under WithoutRestartDetection, and by
+// under WithRestartDetection(true), never under WithRestartDetection(false), and by
 // default while the node is not known to be persistent.
 func (c *Client) detects(i int) bool {
 	switch c.cfg.safety.restart {

@@ -37,7 +37,7 @@ func BenchmarkSafetyGate(b *testing.B) {
 		_ = l.Unlock(ctx)
 		return m
 	}
-	variants := []*Mutex{mk(), mk(WithRestartDetection(0)), mk(WithReplicaAck(1, 100*time.Millisecond))}
+	variants := []*Mutex{mk(), mk(WithRestartDetection(true)), mk(WithReplicaAck(1, 100*time.Millisecond))}
 	took := make([]time.Duration, len(variants))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -73,7 +73,7 @@ func ExampleWithReplicaAck() {
 // vote until it has been up that long.
 func ExampleWithRestartDetection() {
 	client, err := quorum.Dial("redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379",
-		quorum.WithRestartDetection(0), quorum.WithPreflight(admin.Problem))
+		quorum.WithRestartDetection(true), quorum.WithPreflight(admin.Problem))
 	if err != nil {
 		// With WithPreflight, an *admin.PreflightError lists what is wrong.
 		log.Fatal(err)

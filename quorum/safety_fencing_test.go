@@ -227,7 +227,7 @@ func TestFencingWithoutPersistence(t *testing.T) {
 	servers, clients := testutil.Servers(t, 3, localredis.Config{Persistence: localredis.NoPersistence})
 	// Young nodes without persistence would sit out the TTL under the
 	// default restart detection; this test is about the counters.
-	c := newClient(t, clients, WithFencing(true), WithoutRestartDetection())
+	c := newClient(t, clients, WithFencing(true), WithRestartDetection(false))
 	m := mustMutex(t, c, "amnesia")
 	ctx := t.Context()
 	var h []tokenGrant

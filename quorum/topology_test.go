@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // A Redis Cluster reshards the slot of a held lock. MIGRATE moves each key

@@ -23,7 +23,7 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	names := fs.String("names", "", "lock names (comma-separated) whose Cluster slot placement to report")
 	ttl := fs.Duration("ttl", 10*time.Second, "the lock TTL your clients use (young servers are compared with it)")
 	fencing := fs.Bool("fencing", true, "your clients use fencing tokens, the library's default (persistence findings get stricter); --fencing=false for clients with quorum.WithFencing(false)")
-	restart := fs.Bool("restart-detection", true, "your clients use restart detection, the library's default for nodes without fsync-always AOF (persistence off is then a notice); --restart-detection=false for clients with quorum.WithoutRestartDetection()")
+	restart := fs.Bool("restart-detection", true, "your clients use restart detection, the library's default for nodes without fsync-always AOF (persistence off is then a notice); --restart-detection=false for clients with quorum.WithRestartDetection(false)")
 	wait := fs.Int("replicas", 0, "your clients use quorum.WithReplicaAck with this many replicas: nodes with fewer connected replicas are problems")
 	fs.Func("wait", "renamed: use --replicas N (lock --wait is a time to wait for the lock)", func(v string) error {
 		return fmt.Errorf("check --wait is now --replicas %s: the replicas your clients' quorum.WithReplicaAck asks to acknowledge (lock --wait is a time to wait for a lock)", v)
@@ -45,7 +45,7 @@ func runCheck(ctx context.Context, args []string, out io.Writer) error {
 	opts := []quorum.Option{quorum.WithTTL(*ttl)}
 	opts = append(opts, quorum.WithFencing(*fencing))
 	if !*restart {
-		opts = append(opts, quorum.WithoutRestartDetection())
+		opts = append(opts, quorum.WithRestartDetection(false))
 	}
 	if *wait > 0 {
 		// Only the replica count matters to the check; a timeout that New

@@ -40,8 +40,7 @@ var libraryPackages = map[string]string{
 // aliasedPackages are the public packages whose types are aliases of an
 // internal package's, with that package's folder.
 var aliasedPackages = map[string]string{
-	"node":      "internal/node",
-	"multilock": "internal/multilock",
+	"node": "internal/node",
 }
 
 // internalPackages are not what a user imports: a bare ErrX or WithX in
@@ -297,14 +296,11 @@ func exportedNames(t *testing.T, root string) (exported, methods map[string]map[
 			}
 		}
 	}
-	// node's and multilock's types are aliases of internal ones, and quorum
-	// aliases multilock's: they carry the internal types' methods.
+	// node's types are aliases of internal ones: they carry those types'
+	// methods.
 	for pkg, dir := range aliasedPackages {
 		for m := range exportedMethods(t, filepath.Join(root, dir)) {
 			methods[pkg][m] = true
-			if pkg == "multilock" {
-				methods["quorum"][m] = true
-			}
 		}
 	}
 	return exported, methods

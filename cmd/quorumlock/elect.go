@@ -102,13 +102,13 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "quorumlock elect: leader of %q, term %d\n", name, term.Number())
+	fmt.Fprintf(stderr, "quorumlock elect: leader of %q, term %d\n", name, term.Token())
 	resign := func() error { return term.Resign(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
 	cmd.Env = childEnv("QUORUMLOCK_ELECTION="+name,
-		"QUORUMLOCK_TERM="+strconv.FormatInt(term.Number(), 10), "QUORUMLOCK_VALUE="+*value)
+		"QUORUMLOCK_TERM="+strconv.FormatInt(term.Token(), 10), "QUORUMLOCK_VALUE="+*value)
 	// Its own process group, so stopping it reaches its children; it dies
 	// with us, since without us nobody renews the term.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -135,7 +135,7 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	}
 	switch {
 	case why != nil && errors.Is(why, quorum.ErrLeaseLost):
-		return &exitError{code: exitLeaseLost, msg: fmt.Sprintf("leadership of %q was lost while the command ran (term %d): %v", name, term.Number(), why)}
+		return &exitError{code: exitLeaseLost, msg: fmt.Sprintf("leadership of %q was lost while the command ran (term %d): %v", name, term.Token(), why)}
 	case why != nil:
 		return &exitError{code: exitCode(waitErr, 130), msg: fmt.Sprintf("%v: the command was stopped", why)}
 	}

@@ -42,13 +42,13 @@ func runFunctions(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer c.Close()
 	if action == "load" {
-		if err := c.LoadFunctions(ctx); err != nil {
+		if err := c.Admin().LoadFunctions(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "loaded %s\n", node.FunctionsLibrary())
 		return nil
 	}
-	gone, err := c.DeleteOtherFunctions(ctx)
+	gone, err := c.Admin().DeleteOtherFunctions(ctx)
 	if len(gone) > 0 {
 		fmt.Fprintf(out, "deleted %s\n", strings.Join(gone, " "))
 	}

@@ -72,5 +72,5 @@ func describeLeader(name string, info quorum.LeaderInfo, none bool) string {
 	if none {
 		return fmt.Sprintf("%s: no leader", safetext.Quote(name))
 	}
-	return fmt.Sprintf("%s: leader %q, term %d, %v left", safetext.Quote(name), info.Value, info.Term, info.TimeLeft.Round(time.Millisecond))
+	return fmt.Sprintf("%s: leader %q, term %d, %v left", safetext.Quote(name), info.Value, info.Token, info.TimeLeft.Round(time.Millisecond))
 }

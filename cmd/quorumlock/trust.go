@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/quorumlock/quorumlock/internal/safetext"
+	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -26,6 +27,11 @@ func nodeErrors(err error) []*quorum.NodeError {
 	var ne *quorum.NodeError
 	if errors.As(err, &ne) {
 		return []*quorum.NodeError{ne}
+	}
+	// package admin reports a node's error with the core's type
+	var me *multilock.NodeError
+	if errors.As(err, &me) {
+		return []*quorum.NodeError{{Node: me.Node, Err: me.Err}}
 	}
 	return []*quorum.NodeError{{Err: err}}
 }
@@ -52,6 +58,10 @@ func nodeReason(err error) string {
 	var ne *quorum.NodeError
 	for errors.As(err, &ne) && ne.Err != nil {
 		err = ne.Err
+	}
+	var me *multilock.NodeError
+	for errors.As(err, &me) && me.Err != nil {
+		err = me.Err
 	}
 	return message("", err.Error())
 }

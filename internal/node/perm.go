@@ -40,7 +40,7 @@ func (e *PermissionError) Error() string {
 	case "eval", "evalsha", "script|load":
 		what += ", or call the scripts as Redis Functions: quorum.WithFunctions(true)"
 	case "function|load":
-		what += ", or have an operator load the function library on every node (Client.LoadFunctions)"
+		what += ", or have an operator load the function library on every node (Client.Admin().LoadFunctions)"
 	}
 	return what + " (docs/operations.md lists what a lock client needs): " + e.Err.Error()
 }

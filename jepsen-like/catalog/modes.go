@@ -148,9 +148,9 @@ func quorumMode(m Mode, opts ...quorum.Option) Mode {
 func SafetyOptions(m Mode) []quorum.Option {
 	out := []quorum.Option{quorum.WithFencing(m.Fencing)}
 	if m.RestartDetection == RestartAlways {
-		out = append(out, quorum.WithRestartDetection(0))
+		out = append(out, quorum.WithRestartDetection(true))
 	} else {
-		out = append(out, quorum.WithoutRestartDetection())
+		out = append(out, quorum.WithRestartDetection(false))
 	}
 	return out
 }

@@ -8,7 +8,7 @@ var List = append([]Mutant{
 	{
 		Name:  "quorum-of-1",
 		Bug:   "the majority policy needs one node instead of a majority",
-		File:  "internal/multilock/policy.go",
+		File:  "multilock/policy.go",
 		Old:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - (n/2 + 1) }",
 		New:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - 1 }",
 		Cells: []Cell{{"redlock-3", "baseline", ""}, {"redlock-5", "partition-minority", ""}},
@@ -26,7 +26,7 @@ var List = append([]Mutant{
 	{
 		Name:  "no-validity-check",
 		Bug:   "a quorum granted after the TTL ran out counts (validity ≤ 0 not refused)",
-		File:  "internal/multilock/multilock.go",
+		File:  "multilock/multilock.go",
 		Old:   "\tif validity <= 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		New:   "\tif validity < 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		Cells: []Cell{{"single", "slow-acquire", ""}, {"failover", "slow-acquire", ""}},
@@ -50,7 +50,7 @@ var List = append([]Mutant{
 	{
 		Name:  "token-from-first-node",
 		Bug:   "the fencing token is the first granting node's counter, never written back to the quorum",
-		File:  "internal/multilock/multilock.go",
+		File:  "multilock/multilock.go",
 		Old:   "\t\tif err := m.fence(ctx, maxFence, until, need); err != nil {\n\t\t\treturn fail(err)\n\t\t}\n\t\ttoken = maxFence\n",
 		New:   "\t\tfor _, o := range m.outcomes {\n\t\t\tif o.Granted {\n\t\t\t\ttoken = o.Fence\n\t\t\t\tbreak\n\t\t\t}\n\t\t}\n",
 		Cells: []Cell{{"redlock-5+fencing", "partition-minority", ""}, {"redlock-5+fencing", "random", ""}},
@@ -59,7 +59,7 @@ var List = append([]Mutant{
 	{
 		Name:  "no-rollback",
 		Bug:   "a failed attempt keeps the nodes it got until their TTL",
-		File:  "internal/multilock/multilock.go",
+		File:  "multilock/multilock.go",
 		Old:   "func (m *MultiLock) rollback() {\n",
 		New:   "func (m *MultiLock) rollback() {\n\tif true {\n\t\treturn\n\t}\n",
 		Cells: []Cell{{"redlock-5", "baseline", ""}, {"redlock-3", "baseline", ""}},
@@ -112,7 +112,7 @@ var List = append([]Mutant{
 	{
 		Name:  "renewal-believes-longer",
 		Bug:   "a renewal believes the lease valid two TTLs longer than the nodes keep it",
-		File:  "internal/multilock/multilock.go",
+		File:  "multilock/multilock.go",
 		Old:   "\tm.until, m.ttl = end.Add(v), ttl\n",
 		New:   "\tm.until, m.ttl = end.Add(v+2*ttl), ttl\n",
 		Cells: []Cell{{"redlock-3", "holder-isolated", "renewed"}},

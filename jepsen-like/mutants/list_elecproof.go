@@ -15,8 +15,8 @@ var elecproofMutants = []Mutant{
 		Name:  "election-term-decreasing",
 		Bug:   "term numbers run downwards: distinct, but a later leader's term is lower",
 		File:  "quorum/election.go",
-		Old:   "func (t *Term) Number() int64 { return t.number }",
-		New:   "func (t *Term) Number() int64 { return 1<<60 - t.number }",
+		Old:   "func (t *Term) Token() int64 { return t.number }",
+		New:   "func (t *Term) Token() int64 { return 1<<60 - t.number }",
 		Cells: []Cell{{"redlock-3", "baseline", "election"}},
 	},
 	{

@@ -68,7 +68,7 @@
 // A Cell is a mode, a scenario and a seed. The seed fixes the fault list
 // (the catalog scenario's Faults), the network's jitter, the workload's
 // work and think times, and each lock client's id and retry jitter
-// (quorum.WithRandom; its label is its worker's name, not host:pid).
+// (internal/seeded; its label is its worker's name, not host:pid).
 // A failing run prints its seed and the command that replays it
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 //

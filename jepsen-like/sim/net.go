@@ -19,9 +19,9 @@ import (
 	"time"
 )
 
-// ErrRefused is the dial error of a node that is down (crashed, not yet
+// ErrTaken is the dial error of a node that is down (crashed, not yet
 // restarted): the in-memory form of "connection refused".
-var ErrRefused = errors.New("sim: connection refused")
+var ErrTaken = errors.New("sim: connection refused")
 
 // Link is the state of the network between one client and one node: what
 // happens to the bytes each way. The zero value is a perfect link.
@@ -199,7 +199,7 @@ func (n *Net) Dial(ctx context.Context, client, addr string) (net.Conn, error) {
 		// Traced: a refused dial leaves nothing else in the trace, and
 		// go-redis retries it a second later.
 		n.trace.event("refused", nil, client, name)
-		return nil, ErrRefused
+		return nil, ErrTaken
 	}
 	c := &conn{net: n, client: client, node: name, via: addr, born: time.Now()}
 	c.up = newHalf(c, true)

@@ -401,7 +401,7 @@ func (n *Node) serve(c net.Conn) error {
 	n.mu.Lock()
 	if n.down {
 		n.mu.Unlock()
-		return ErrRefused
+		return ErrTaken
 	}
 	m := n.m
 	n.mu.Unlock()

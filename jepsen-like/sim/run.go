@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 	"github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/internal/seeded"
 	"github.com/quorumlock/quorumlock/jepsen-like/catalog"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
@@ -294,7 +295,7 @@ func (e *env) locker(w int, lockName string, addrs []string, watchdog, hooked bo
 	// The client's id and its retries' jitter come from the seed, and
 	// its label is its name (not host:pid): a replay sends the same bytes.
 	opts := []quorum.Option{quorum.WithLabel(e.workerName(w)),
-		quorum.WithRandom(rand.NewPCG(e.c.Seed, streamID("client", e.workerName(w))))}
+		seeded.Random(rand.NewPCG(e.c.Seed, streamID("client", e.workerName(w)))).(quorum.Option)}
 	l, closeLock, err := e.c.Mode.Lock(catalog.LockParams{
 		Name: lockName, LeaseTime: e.t.Lease, Watchdog: watchdog || kind.Watchdog(),
 		DriftFactor: e.driftF, Clients: clients, Workload: kind, Worker: w, Options: opts,

@@ -102,7 +102,7 @@ func (l electionLocker) Leader(ctx context.Context) (uint64, string, error) {
 	case err != nil:
 		return 0, "", err
 	}
-	return uint64(max(info.Term, 0)), info.Value, nil
+	return uint64(max(info.Token, 0)), info.Value, nil
 }
 
 // Observe stamps, before each receive, when it began to wait: Observe
@@ -134,7 +134,7 @@ func (l electionLocker) Observe(ctx context.Context) <-chan Observation {
 				o.From = ready[0]
 			}
 			if !ch.NoLeader {
-				o.Term, o.Value = uint64(max(ch.Leader.Term, 0)), ch.Leader.Value
+				o.Term, o.Value = uint64(max(ch.Leader.Token, 0)), ch.Leader.Value
 			}
 			select {
 			case out <- o:
@@ -162,7 +162,7 @@ func wrapTerm(t *quorum.Term, err error) (Lease, error) {
 type termLease struct{ t *quorum.Term }
 
 func (l termLease) Unlock(ctx context.Context) error { return l.t.Resign(ctx) }
-func (l termLease) Token() int64                     { return l.t.Number() }
+func (l termLease) Token() int64                     { return l.t.Token() }
 func (l termLease) Until() time.Time                 { return l.t.Until() }
 func (l termLease) Done() <-chan struct{}            { return l.t.Done() }
 func (l termLease) Value() string                    { return l.t.Value() }

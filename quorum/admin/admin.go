@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/multilock"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // Tools are the operator's tools over one quorum.Client's nodes: Check,
@@ -34,8 +34,8 @@ type Config struct {
 	Fencing        bool             // WithFencing is on (Check grades persistence)
 	// WaitReplicas is WithReplicaAck's replica count (0: off);
 	// RestartDetection: restart detection applies to nodes without
-	// persistence (the default and WithRestartDetection; false with
-	// WithoutRestartDetection). Check grades persistence by it.
+	// persistence (the default and WithRestartDetection(true); false
+	// with WithRestartDetection(false)). Check grades persistence by it.
 	WaitReplicas     int
 	RestartDetection bool
 }

@@ -221,7 +221,7 @@ func (t *Tools) Preflight(refuse Severity) error {
 //   - persistence: AOF and appendfsync (a crash-restart without them
 //     forgets locks and fencing counters; restart detection, on by default
 //     for such nodes, keeps it from voting meanwhile, and the finding says
-//     what to do when WithoutRestartDetection turned it off);
+//     what to do when WithRestartDetection(false) turned it off);
 //   - a maxmemory-policy that can evict lock keys (anything but noeviction:
 //     lock keys carry a TTL, so even volatile-* policies take them);
 //   - replicas for WithReplicaAck, the number of nodes;
@@ -397,7 +397,7 @@ func (t *Tools) serverFindings(s ServerFacts, add addFinding) {
 		}
 	}
 	if d := t.cfg.TTL; s.Uptime < d && !t.cfg.RestartDetection {
-		add(Notice, fmt.Sprintf("up only %v, less than the TTL %v: if it restarted empty it may hold fewer locks than it granted; restart detection (the default, off with WithoutRestartDetection) waits for that", s.Uptime, d), s.Addr)
+		add(Notice, fmt.Sprintf("up only %v, less than the TTL %v: if it restarted empty it may hold fewer locks than it granted; restart detection (the default, off with WithRestartDetection(false)) waits for that", s.Uptime, d), s.Addr)
 	}
 }
 
@@ -416,7 +416,7 @@ func (t *Tools) persistenceFindings(s ServerFacts, add addFinding) {
 		if s.Save != "" {
 			msg = fmt.Sprintf("no AOF, only RDB snapshots (save %q): a crash loses every lock granted since the last snapshot, so it may grant them again while the holder still runs", s.Save)
 		}
-		add(Warning, msg+"; set appendonly yes with appendfsync always, or drop WithoutRestartDetection (restart detection is on by default for nodes without it)", s.Addr)
+		add(Warning, msg+"; set appendonly yes with appendfsync always, or drop WithRestartDetection(false) (restart detection is on by default for nodes without it)", s.Addr)
 	case s.AppendFsync != "" && s.AppendFsync != "always":
 		sev := Notice
 		if t.cfg.Fencing && !t.cfg.RestartDetection {

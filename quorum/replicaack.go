@@ -30,7 +30,8 @@ func (e *waitError) Unwrap() error { return ErrNotReplicated }
 // fencing write on it), WAIT replicas timeout runs on the same connection in
 // the same round trip, and the node's vote counts only if at least replicas
 // replicas acknowledged the write. A grant that does not count is given back
-// at once; the lease report gives the reason (*waitError).
+// at once; the lease report (Lease.Report) gives the reason: how many
+// replicas acknowledged, and errors.Is finds ErrNotReplicated in it.
 //
 // This closes the failover hole: a lock key that only the master had is lost
 // when a replica that never got it is promoted. WAIT makes that unlikely,

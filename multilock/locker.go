@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Locker is one sub-lock of one acquisition attempt: a lock on one Redis node,
+// Locker is one sub-lock of one acquisition attempt: a lock on one node,
 // or another MultiLock. Implementations must be safe to call from several
 // goroutines and should return promptly when ctx is done.
 type Locker interface {
@@ -65,19 +65,19 @@ type deadlineCtx struct {
 	dl time.Time
 }
 
-// DeadlineOnly returns ctx with deadline d (or ctx's own, if sooner) and
+// deadlineOnly returns ctx with deadline d (or ctx's own, if sooner) and
 // no timer: Done stays ctx's and does not close at d; Err reports
 // context.DeadlineExceeded once d has passed. It is for calls into a
 // DeadlineBound sub-lock (or a MultiLock whose BoundByDeadline is true)
 // only, which end by the deadline without waiting on Done.
-func DeadlineOnly(ctx context.Context, d time.Time) context.Context {
+func deadlineOnly(ctx context.Context, d time.Time) context.Context {
 	if pd, ok := ctx.Deadline(); ok && !pd.After(d) {
 		return ctx
 	}
 	return &deadlineCtx{Context: ctx, dl: d}
 }
 
-// bound is DeadlineOnly in c: c becomes ctx with deadline d and is
+// bound is deadlineOnly in c: c becomes ctx with deadline d and is
 // returned, unless ctx's own deadline is sooner (then ctx is). c must not
 // be in use.
 func (c *deadlineCtx) bound(ctx context.Context, d time.Time) context.Context {

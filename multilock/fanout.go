@@ -63,7 +63,7 @@ func (m *MultiLock) fanout(ctx context.Context, idx []int, perNode time.Duration
 		left   atomic.Int32
 	)
 	if m.bound {
-		pctx = DeadlineOnly(context.WithoutCancel(ctx), dl)
+		pctx = deadlineOnly(context.WithoutCancel(ctx), dl)
 	} else {
 		pctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), dl)
 	}
@@ -146,7 +146,7 @@ func (m *MultiLock) inlineCtx(ctx context.Context, slot *deadlineCtx, now time.T
 	case m.bound && slot != nil:
 		return slot.bound(ctx, dl), nil
 	case m.bound:
-		return DeadlineOnly(ctx, dl), nil
+		return deadlineOnly(ctx, dl), nil
 	}
 	return context.WithDeadline(ctx, dl)
 }

@@ -53,7 +53,7 @@ func markUnanswered(err error) error {
 			return err
 		}
 	}
-	e.WithCause(ErrUnanswered)
+	e.withCause(ErrUnanswered)
 	return err
 }
 
@@ -81,7 +81,7 @@ func markPermanent(err error, limit int) error {
 		}
 	}
 	if len(broken) > limit {
-		e.WithCause(ErrPermanent)
+		e.withCause(ErrPermanent)
 	}
 	return err
 }

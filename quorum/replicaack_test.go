@@ -126,7 +126,7 @@ func TestWaitOptionValidation(t *testing.T) {
 		{"no replicas", []Option{WithReplicaAck(0, 10*time.Millisecond)}},
 		{"no timeout", []Option{WithReplicaAck(1, 0)}},
 		{"timeout above the per-node budget", []Option{WithReplicaAck(1, 300*time.Millisecond)}},
-		{"negative restart delay", []Option{WithRestartDetection(-time.Second)}},
+		{"negative restart delay", []Option{WithRestartDelay(-time.Second)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

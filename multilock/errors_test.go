@@ -27,7 +27,7 @@ func TestErrorFormats(t *testing.T) {
 		{
 			name:  "refused",
 			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].holder, ns[2].holder = "other", "other", "other" },
-			is:    []error{ErrNotObtained, ErrRefused}, contains: "lock not obtained: held by another owner on ", first: ErrRefused,
+			is:    []error{ErrNotObtained, ErrTaken}, contains: "lock not obtained: held by another owner on ", first: ErrTaken,
 		},
 		{
 			name:  "unreachable",
@@ -37,7 +37,7 @@ func TestErrorFormats(t *testing.T) {
 		{
 			name:  "mixed: a failure before a refusal",
 			setup: func(ns []*fakeNode) { ns[0].holder, ns[1].down = "other", true },
-			is:    []error{ErrNotObtained, ErrRefused, errDown}, contains: "held by another owner on 1 of 3 nodes, 1 failed (fake-1: connection refused)", first: errDown,
+			is:    []error{ErrNotObtained, ErrTaken, errDown}, contains: "held by another owner on 1 of 3 nodes, 1 failed (fake-1: connection refused)", first: errDown,
 		},
 		{
 			name:  "mixed: a refusal before a timeout",
@@ -53,7 +53,7 @@ func TestErrorFormats(t *testing.T) {
 			// The first call cut off by its per-node deadline decides; the
 			// other is undecided, unless its answer came before the
 			// error was put together.
-			is: []error{ErrNotObtained, ErrRefused, context.DeadlineExceeded}, contains: "held by another owner on 1 of 3 nodes, ", first: ErrRefused,
+			is: []error{ErrNotObtained, ErrTaken, context.DeadlineExceeded}, contains: "held by another owner on 1 of 3 nodes, ", first: ErrTaken,
 		},
 		{
 			name: "too slow",
@@ -115,7 +115,7 @@ func TestErrorFormats(t *testing.T) {
 				_, _, _, err := m.Acquire(ctx, time.Second)
 				return err
 			},
-			is: []error{ErrNotObtained, ErrRefused}, contains: "lock not obtained: multilock[fake-0 fake-1 fake-2]: held by another owner on ", first: ErrRefused,
+			is: []error{ErrNotObtained, ErrTaken}, contains: "lock not obtained: multilock[fake-0 fake-1 fake-2]: held by another owner on ", first: ErrTaken,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,7 +267,7 @@ func TestTallyCountsWhatNodesSaid(t *testing.T) {
 				refused, sitting := 0, 0
 				for _, ne := range e.Nodes() {
 					switch {
-					case errors.Is(ne.Err, ErrRefused):
+					case errors.Is(ne.Err, ErrTaken):
 						refused++
 					case SitsOut(ne.Err):
 						sitting++

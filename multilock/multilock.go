@@ -244,7 +244,7 @@ func (m *MultiLock) Acquire(ctx context.Context, ttl time.Duration) (granted boo
 			case o.Err != nil:
 				errs = append(errs, o.Err)
 			case !o.Granted:
-				errs = append(errs, &NodeError{Node: m.names[i], Err: ErrRefused})
+				errs = append(errs, &NodeError{Node: m.names[i], Err: ErrTaken})
 			}
 		}
 		m.mu.Unlock()

@@ -1,8 +1,10 @@
-// Package multilock is the core of the lock: it acquires a set of
-// sub-locks in parallel and decides, with a Policy, whether the set is held.
-// It knows nothing of Redis: it drives the small Locker interface (package
-// node implements it for one Redis deployment, and a MultiLock is itself a
-// Locker, so MultiLocks nest).
+// Package multilock is the quorum core of the lock, for locks on something
+// other than Redis as well: it acquires a set of sub-locks (anything that
+// implements Locker) in parallel and decides, with a Policy, whether the
+// set is held. It knows nothing of Redis. Package quorum builds its Redis
+// locks on it (package node implements Locker for one Redis node); most
+// programs import quorum instead. A MultiLock is itself a Locker, so
+// MultiLocks nest.
 //
 // One MultiLock is one acquisition attempt: Acquire once, then Extend and
 // Release. Acquire calls every sub-lock at once, each with a deadline from
@@ -30,6 +32,10 @@
 // them (Fencer) before the attempt counts, so any later quorum sees it and
 // tokens strictly increase across holders.
 //
-// Failures are ErrNotObtained (or ErrNotHeld, ErrLost, ErrExpired) joined
-// with one *NodeError per sub-lock that refused, failed or did not answer.
+// Sub-locks may have optional abilities, found by type assertion:
+// Rollbacker, Fencer, FenceKeeper and DeadlineBound.
+//
+// Failures are *Error values (one line, summary first) for which
+// errors.Is finds ErrNotObtained, ErrNotHeld, ErrLost or ErrExpired, with
+// one *NodeError per sub-lock that refused, failed or did not answer.
 package multilock

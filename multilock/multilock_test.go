@@ -110,8 +110,8 @@ func TestRefusedQuorumRollsBack(t *testing.T) {
 	var wg sync.WaitGroup
 	m := newML(t, lockers(ns, "a"), WithTracker(&wg))
 	ok, remaining, _, err := m.Acquire(t.Context(), time.Second)
-	if ok || !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrRefused) {
-		t.Fatalf("Acquire = %v, %v; want ErrNotObtained with ErrRefused", ok, err)
+	if ok || !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrTaken) {
+		t.Fatalf("Acquire = %v, %v; want ErrNotObtained with ErrTaken", ok, err)
 	}
 	var ne *NodeError
 	if !errors.As(err, &ne) || ne.Node == "" {

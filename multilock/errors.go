@@ -18,8 +18,8 @@ import (
 var (
 	// ErrNotObtained: the policy's quorum was not granted.
 	ErrNotObtained = errors.New("quorumlock: lock not obtained")
-	// ErrRefused: a sub-lock is held by another owner.
-	ErrRefused = errors.New("held by another owner")
+	// ErrTaken: a sub-lock is held by another owner.
+	ErrTaken = errors.New("held by another owner")
 	// ErrTooSlow: the quorum was granted, but the acquisition took so long
 	// that no validity was left (ttl − elapsed − drift ≤ 0).
 	ErrTooSlow = errors.New("quorumlock: acquisition outlasted the ttl minus the drift allowance; use a longer ttl or a shorter per-node budget")
@@ -167,7 +167,7 @@ func Rank(err error) int {
 		return 0
 	case errors.Is(err, ErrNoAnswer), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return 0
-	case errors.Is(err, ErrRefused), errors.Is(err, ErrNotHeld):
+	case errors.Is(err, ErrTaken), errors.Is(err, ErrNotHeld):
 		return 1
 	}
 	return 2
@@ -212,7 +212,7 @@ func (e *Error) Unwrap() []error {
 }
 
 func (e *Error) Error() string {
-	return oneline.Prefix + e.Bare()
+	return oneline.Prefix + e.text()
 }
 
 // Format prints Error() for %v and %s; %+v adds one line per sub-lock error.
@@ -357,8 +357,8 @@ func (e *Error) tally() string {
 // bare is err's text on one line without the "quorumlock: " prefix.
 func bare(err error) string { return oneline.Bare(err) }
 
-// Bare is the text without the prefix, for quoting inside another error.
-func (e *Error) Bare() string {
+// text is Error() without the prefix.
+func (e *Error) text() string {
 	if b := e.body(); b != "" {
 		return e.head() + ": " + b
 	}
