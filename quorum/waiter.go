@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/multilock"
+	"github.com/quorumlock/quorumlock/multilock"
 )
 
 // waitKind is what a lock kind does inside the one waiting loop (wait):
