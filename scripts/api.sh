@@ -36,7 +36,7 @@ apidiff() {
 
 # newest release heading of CHANGELOG.md (## [X.Y.Z] - date), as vX.Y.Z
 newest_release() {
-  sed -nE 's/^## \[v?([0-9]+\.[0-9]+\.[0-9]+)\].*/v\1/p' CHANGELOG.md | head -1
+  sed -nE 's/^## \[v?([0-9]+\.[0-9]+\.[0-9]+)\] - [0-9]{4}-[0-9]{2}-[0-9]{2}.*/v\1/p' CHANGELOG.md | head -1
 }
 
 # newest baseline (api/vX.Y.Z.apidiff), as vX.Y.Z; with an argument, the

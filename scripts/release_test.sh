@@ -12,7 +12,9 @@ git clone -q "$root" "$tmp/c"
 cd "$tmp/c"
 export GIT_AUTHOR_NAME=test GIT_AUTHOR_EMAIL=test@example.invalid
 export GIT_COMMITTER_NAME=test GIT_COMMITTER_EMAIL=test@example.invalid
-ver=v$(sed -nE 's/^## \[v?([0-9]+\.[0-9]+\.[0-9]+)\].*/\1/p' CHANGELOG.md | head -1)
+# The newest release: the first dated heading (a heading without a date,
+# e.g. the next major version's while its changes gather, is not one).
+ver=v$(sed -nE 's/^## \[v?([0-9]+\.[0-9]+\.[0-9]+)\] - [0-9]{4}-[0-9]{2}-[0-9]{2}.*/\1/p' CHANGELOG.md | head -1)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
