@@ -142,7 +142,7 @@ var List = append([]Mutant{
 	{
 		Name:  "due-short-lease-late",
 		Bug:   "the client's lease timer is not moved earlier for a lease due before the one it is set for: a short lease beside a long one ends late",
-		File:  "quorum/due.go",
+		File:  "quorum/leasetimer.go",
 		Old:   "\tif q.armed.IsZero() || at.Before(q.armed) {\n",
 		New:   "\tif q.armed.IsZero() {\n",
 		Cells: []Cell{{"redlock-3", "baseline", "ttls"}},
