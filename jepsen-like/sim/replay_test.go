@@ -112,7 +112,7 @@ func TestReplayReproducesFailure(t *testing.T) {
 	if raceBuild {
 		t.Skip("the race detector changes the schedule a replay follows: make sim-soak-ci runs this without -race")
 	}
-	first, _ := runTestCell(t, "-sim.mode", "redlock-3", "-sim.scenario", "random", "-sim.seed", "11", "-sim.seeds", "1",
+	first, _ := runTestCell(t, "-sim.mode", "redlock-3", "-sim.scenario", "baseline", "-sim.seed", "11", "-sim.seeds", "1",
 		"-sim.duration", "2s", "-sim.shrink=false", "-sim.plant-until", "250ms")
 	if first.Verdict != "refuted" || !strings.Contains(first.Broken, "redlock invariant") {
 		t.Fatalf("the planted error was not caught: %+v", first)
