@@ -27,7 +27,7 @@ const (
 		// with each acquire on a node without fsync-always persistence
 		"+config|get +info " +
 		// what the Lua scripts and the fast path call
-		"+set +get +del +exists +pttl +pexpire +publish +hset +hget +hmget +hdel +hexists +hgetall +hincrby +hlen +incr +zadd +zrem +zscore +zrangebyscore"
+		"+set +get +del +exists +pttl +pexpire +publish +hset +hget +hmget +hdel +hexists +hgetall +hincrby +hlen +incr +zadd +zrem +zscore +zrangebyscore +zpopmin"
 	// aclOperator: quorumlock locks, inspect, unlock --force, check and the
 	// console add SCAN, the reads of Inspect (in MULTI/EXEC), ZCOUNT (the
 	// fair lines), INFO and CONFIG GET.

@@ -325,12 +325,35 @@ type mutexWait struct {
 	self    selfWait // waiting on a lease of this handle
 	wake    chan struct{}
 	watches []*node.Watch
+	// queued: a plain Mutex's waiter's kind, which puts the waiter in
+	// each name's line of waiters on every node that refuses it, so a
+	// release wakes the head of the line alone (node.LinePlace); nil for
+	// the other kinds, whose waiters every release wakes.
+	queued *queuedLock
+}
+
+// queuedLock is a plain Mutex's attempt made by a waiter with its place
+// in the lock's line.
+type queuedLock struct {
+	plainLock
+	place *node.LinePlace
+}
+
+func (q *queuedLock) share(m *Mutex, i, j int, owner, attempt string, held bool) checkedLocker {
+	return q.plainLock.share(m, i, j, owner, attempt, held).(*node.Lock).Queue(q.place)
+}
+
+func (w *mutexWait) kind() lockKind {
+	if w.queued != nil {
+		return w.queued
+	}
+	return w.m.kind
 }
 
 func (w *mutexWait) try(ctx context.Context, woken bool) (*multilock.MultiLock, time.Duration, error) {
 	m := w.m
 	w.tries++
-	ml, wait, err := m.try(ctx, w.owner, w.tries, woken, m.kind)
+	ml, wait, err := m.try(ctx, w.owner, w.tries, woken, w.kind())
 	if woken && wait >= 0 {
 		// Won, or refused by a holder: a split vote (wait < 0) tells
 		// neither, and leaves the mark as it was.
@@ -353,9 +376,24 @@ func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
 	ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
 	heard := 0               // watches on channels already subscribed and confirmed
 	seq := node.NextWaiter() // one number on every node: they wake the same waiter
-	for _, n := range m.c.nodes {
-		for _, name := range m.names {
-			nw := n.WatchAs(seq, name, w.wake, ready, m.kind.wakesAll())
+	if _, plain := m.kind.(plainLock); plain {
+		// The line's order is the time of this wait's start, the same
+		// on every node; the client's id and seq break ties.
+		w.queued = &queuedLock{place: node.NewLinePlace(m.c.id, seq, time.Now().UnixMicro())}
+	}
+	for i, n := range m.c.nodes {
+		for j, name := range m.names {
+			var nw *node.Watch
+			if w.queued != nil {
+				// A release wakes the head of the line on its client's
+				// channel; the lock's channel carries the messages of
+				// releases that find nobody in line and of a
+				// force-unlock.
+				w.watches = append(w.watches, n.WatchAs(seq, name, w.wake, nil, false))
+				nw = n.WatchChannel(seq, node.WaitChannel(m.keys[j][i], m.c.id), w.wake, ready, false)
+			} else {
+				nw = n.WatchAs(seq, name, w.wake, ready, m.kind.wakesAll())
+			}
 			select {
 			case <-nw.Ready():
 				heard++
@@ -368,9 +406,10 @@ func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
 	// once subscribed, look again before waiting. Not when the channels
 	// were already subscribed (other waiters of this client listen, so the
 	// watches were ready at once): such an unlock woke one of them, and
-	// saving the extra try matters when contenders keep arriving.
+	// saving the extra try matters when contenders keep arriving. A
+	// queued waiter tries again anyway: that try puts it in the line.
 	if heard >= m.readyWant() {
-		return false
+		return w.queued != nil
 	}
 	m.awaitReady(ctx, ready, w.wake)
 	return true

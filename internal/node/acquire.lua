@@ -3,9 +3,26 @@
 -- {owner -> hold count, "\0a:"..attempt -> 1}
 -- KEYS[2] fencing counter
 -- ARGV[1] owner, ARGV[2] ttl in ms, ARGV[3] attempt id, ARGV[4] the fencing retention in ms ("0": no fencing),
--- ARGV[5] the string form of this attempt's share (node.FastValue)
+-- ARGV[5] the string form of this attempt's share (node.FastValue),
+-- ARGV[6], ARGV[7] (a waiting Lock only) the waiter's member and score in
+-- the lock's line of waiters (node.Lock.Queue)
 -- Returns {1, fence} when granted, {0, pttl} when held by another owner.
 local att = '\0a:' .. ARGV[3]
+-- queue puts a refused waiter in the lock's line (KEYS[1]..':waiters', a
+-- sorted set by the waiter's first refusal, the same score on every node
+-- so every node has the same head). A release wakes only the head
+-- (release.lua), instead of every waiting client. The line lives as long
+-- as the holder's claim pt plus the waiter's ttl: a waiter tries again
+-- within the holder's claim (its fallback) and re-arms it then, so a line
+-- no waiter tends expires.
+local function queue(pt)
+  if not ARGV[7] then return end
+  local q = KEYS[1] .. ':waiters'
+  -- A user who may not run ZADD (an ACL from before the line) waits as
+  -- before: woken by the lock's channel.
+  if type(redis.pcall('zadd', q, ARGV[7], ARGV[6])) == 'table' then return end
+  redis.call('pexpire', q, math.max(pt, 0) + tonumber(ARGV[2]))
+end
 -- A fast-path string (lock_lib.lua) is answered as it is where the hash
 -- would not change the answer, so it stays the small string: this
 -- attempt's own (a retried call) is granted again; another owner's is
@@ -20,7 +37,10 @@ if type(v) == 'string' then
   end
   if owner and owner ~= ARGV[1] then
     local pt = redis.call('pttl', KEYS[1])
-    if pt > 0 then return {0, pt} end
+    if pt > 0 then
+      queue(pt)
+      return {0, pt}
+    end
   end
 end
 -- Free (or a fast-path string in its last millisecond, which promote
@@ -47,4 +67,6 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
   return {1, fence(false, KEYS[2])}
 end
 -- Held by another owner: tell the caller how long that claim lasts.
-return {0, redis.call('pttl', KEYS[1])}
+local pt = redis.call('pttl', KEYS[1])
+queue(pt)
+return {0, pt}

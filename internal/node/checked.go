@@ -218,7 +218,11 @@ func (l *Lock) fenceArg() any { return l.n.fenceArg(l.fencing) }
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	return l.n.acquireChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg(), l.val}, chk)
+	args := []any{l.owner, ms(ttl), l.attempt, l.fenceArg(), l.val}
+	if l.queue != nil {
+		args = append(args, l.queue.member, l.queue.score)
+	}
+	return l.n.acquireChecked(ctx, acquireScript, l.keys[:], args, chk)
 }
 
 // acquireChecked runs an acquire script (plain or read-write) with the checks

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,42 @@ type Lock struct {
 	// leaderKey, leaderChan: an election's (Elect); empty for a
 	// plain lock.
 	leaderKey, leaderChan string
+	// queue: the waiter's member and score in the lock's line (Queue);
+	// nil: a refusal does not queue.
+	queue *LinePlace
+}
+
+// LinePlace is a waiting Lock's place in a lock's line of waiters on a node:
+// a refused acquire queues it (acquire.lua), and a release wakes the head
+// of the line alone, on its client's channel (WaitChannel), instead of
+// every waiting client. Score orders the line: the same on every node
+// (the time of the waiter's first refusal), so every node wakes the same
+// waiter.
+type LinePlace struct {
+	Client string // the waiting client's id, without ':'
+	Seq    uint64 // the waiter's number in its client (NextWaiter)
+	Score  int64
+	// member and score as the script's arguments, made once.
+	member, score any
+}
+
+// NewLinePlace makes the place of waiter seq of client (an id without ':') whose line
+// position is score.
+func NewLinePlace(client string, seq uint64, score int64) *LinePlace {
+	return &LinePlace{Client: client, Seq: seq, Score: score,
+		member: client + ":" + strconv.FormatUint(seq, 10), score: strconv.FormatInt(score, 10)}
+}
+
+// WaitChannel is the channel on which a release wakes client's waiters of
+// the lock with keys k (release.lua's wake): the lock's channel and the
+// client's id.
+func WaitChannel(k Keys, client string) string { return k.Channel + ":" + client }
+
+// Queue makes a refusal of this attempt put w in the lock's line of
+// waiters (see LinePlace); it returns l. Call it before Acquire.
+func (l *Lock) Queue(w *LinePlace) *Lock {
+	l.queue = w
+	return l
 }
 
 // ExpectHeld tells Acquire that the lock is probably held (the caller

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -201,6 +202,37 @@ func (s *subscriber) wake(cs *channelState, all bool) {
 	}
 }
 
+// wakeNamed wakes the watch whose waiter number is payload (decimal: a
+// release that woke the head of a lock's line, release.lua), or, when no
+// watch has that number (that waiter stopped, or the message named none),
+// the head watch, so a wake-up is never dropped while the client still
+// waits on the channel; wakeAll watches too.
+func (s *subscriber) wakeNamed(cs *channelState, payload string) {
+	seq, err := strconv.ParseUint(payload, 10, 64)
+	if err == nil {
+		for _, w := range cs.watches {
+			if w.seq == seq {
+				w.signalled = true
+				select {
+				case w.signal <- struct{}{}:
+				default:
+				}
+				for _, x := range cs.watches {
+					if x.wakeAll && x != w {
+						x.signalled = true
+						select {
+						case x.signal <- struct{}{}:
+						default:
+						}
+					}
+				}
+				return
+			}
+		}
+	}
+	s.wake(cs, false)
+}
+
 // receive reads the connection's messages and wakes waiters, in this
 // goroutine: go-redis' PubSub.Channel would add two goroutine hops to each
 // wake-up (its reader, then a health check reset per message), on the path
@@ -266,7 +298,7 @@ func (s *subscriber) dispatch(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
 		if cs := s.chans[m.Channel]; cs != nil {
-			s.wake(cs, false)
+			s.wakeNamed(cs, m.Payload)
 		}
 	case *redis.Subscription:
 		if m.Kind != "subscribe" {
