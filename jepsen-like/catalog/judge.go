@@ -25,7 +25,7 @@ func ExpectsProgress(m Mode, s Scenario) bool {
 		return false
 	}
 	switch s.ID {
-	case "baseline", "expiry-race", "lost-wakeups":
+	case "baseline", "expiry-race", "lost-wakeups", "herd":
 		return true
 	case "partition-minority", "latency", "node-pause":
 		return m.Majority && m.Nodes() >= 3

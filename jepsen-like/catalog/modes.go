@@ -164,6 +164,12 @@ const RetryInterval = 100 * time.Millisecond
 // timing sets one.
 const AttemptTimeout = 250 * time.Millisecond
 
+// StarveBound is how many acquires invoked after a waiter's may complete
+// before it does (checker.WithStarveBound): a release wakes the
+// longest-waiting client, which is passed over only when a caller that
+// was not waiting finds the lock free first.
+const StarveBound = 12
+
 // WakeupBound is how long a free lock may stay untaken while quorum
 // locks of a cell wait for it (checker.WakeupBound of RetryInterval and
 // AttemptTimeout): 370 ms.

@@ -136,6 +136,12 @@ var (
 	ClaimWakeupsLost = report.Claim{Source: report.RedlockSpec,
 		Text:     "a client that cannot get the lock retries after a delay: waiters do not depend on being told of an unlock (pub/sub messages are at most once)",
 		Property: checker.FreeLockTaken}
+	// ClaimNoStarvation: a lock whose release wakes one waiter (not
+	// every waiting client) must still serve each: the woken one must be
+	// a waiter, and none may be passed over again and again.
+	ClaimNoStarvation = report.Claim{Source: report.RedlockSpec,
+		Text:     "a release wakes one waiting client, the longest waiting, and a waiter not woken still retries after a delay: with many clients waiting on one name none is passed over again and again",
+		Property: checker.NoStarvation}
 	// ClaimAbandonedExpires: a lock whose holder never releases it (a
 	// crashed holder) frees itself when its TTL ends, also when a
 	// contender reaches the key in its last millisecond.
@@ -480,6 +486,17 @@ var Scenarios = []Scenario{
 		Pace:    &Pace{DurationMul: 3},
 		Faults:  lostWakeupsPlan,
 		Think:   500 * time.Millisecond,
+	},
+	{
+		ID: "herd",
+		Summary: "no fault; every worker takes the lock straight back after a release, so each release finds the others waiting on the name: " +
+			"no waiter may be passed over by more than the starvation bound of later acquires, and a free lock is taken within the wakeup bound",
+		Expect: func(Mode) Expectation {
+			return safe(ClaimNoStarvation, "a release wakes the longest-waiting client; one not woken retries within 1.2 × the retry interval")
+		},
+		Applies: func(m Mode) bool { return m.Ours },
+		Pace:    &Pace{DurationMul: 2},
+		Faults:  func(Mode, Timing, *rand.Rand) []Fault { return nil },
 	},
 	{
 		ID:      "minority",

@@ -129,6 +129,11 @@ type Report struct {
 	// [WithWakeupBound]); Count is the number of releases after which a
 	// waiter was left waiting past the bound. Unknown without a bound.
 	Wakeups Result `json:"wakeups"`
+	// Starvation: no waiter is passed over again and again (see
+	// [WithStarveBound]); Count is the number of acquires that more than
+	// the bound of other workers' acquires, invoked after them, completed
+	// before. Unknown without a bound.
+	Starvation Result `json:"starvation"`
 	// WritesAfterSignal counts writes made under a lease after it had
 	// signalled its end: the client acted although told (a pause between
 	// its check and its write). Counted, not a verdict.
@@ -234,10 +239,14 @@ const (
 	// election filled in time, and each term's value read as a
 	// linearizable register (the Election checks).
 	ElectionTerms Property = "election"
+	// NoStarvation: every waiter gets its turn (the Starvation check) and
+	// a free lock is taken within the wakeup bound (Wakeups): many
+	// clients waiting on one name, where a release wakes one of them.
+	NoStarvation Property = "no-starvation"
 )
 
 // Properties lists every Property.
-var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, SignalFirst, WriterProgress, FairOrder, ElectionTerms, AllOrNone, GuardOrder}
+var Properties = []Property{MutualExclusion, LeaseExclusion, DataIntegrity, Fencing, Safety, LossSignal, FreeLockTaken, NoStarvation, SignalFirst, WriterProgress, FairOrder, ElectionTerms, AllOrNone, GuardOrder}
 
 // Summary is the combined outcome of the checks behind a Property.
 type Summary struct {
@@ -285,6 +294,9 @@ func (r Report) checks(p Property) []namedResult {
 		return []namedResult{{name: "guard writes out of token order", r: r.GuardOrder}}
 	case FreeLockTaken:
 		return []namedResult{{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
+	case NoStarvation:
+		return []namedResult{{name: "waiters passed over past the starvation bound", r: r.Starvation},
+			{name: "free locks left untaken past the wakeup bound", r: r.Wakeups}}
 	case MutualExclusion:
 		return []namedResult{me}
 	case LeaseExclusion:
@@ -343,6 +355,7 @@ type config struct {
 	maxExamples int
 	skipLinear  bool
 	wakeupBound time.Duration
+	starveBound int
 	// clientFaults: the faults strike clients only (WithClientFaults).
 	clientFaults bool
 }
@@ -429,7 +442,7 @@ func Check(h history.History, opts ...Option) Report {
 		r.HistoryError = err.Error()
 		u := Result{Verdict: Unknown, Note: "history invalid"}
 		r.MutualExclusion, r.LeaseExclusion, r.StaleAccepted, r.StaleRejected = u, u, u, u
-		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups = u, u, u, u, u
+		r.TokenOrder, r.Register, r.CriticalSections, r.Signals, r.Wakeups, r.Starvation = u, u, u, u, u, u
 		r.SignalFirst, r.WriterProgress, r.FairOrder, r.FairProgress, r.AllOrNone, r.GuardOrder = u, u, u, u, u, u
 		r.Election = ElectionResults{u, u, u, u, u}
 		r.LostUpdates = LostUpdates{Result: u}
@@ -450,6 +463,7 @@ func Check(h history.History, opts ...Option) Report {
 	r.AllOrNone = checkAllOrNone(ix, ex)
 	r.GuardOrder = checkGuardOrder(h, ex)
 	r.Wakeups = checkWakeups(h, ix, cfg.wakeupBound, ex)
+	r.Starvation = checkStarvation(h, cfg.starveBound, ex)
 	r.Election = checkElection(h, ix, cfg.wakeupBound, cfg.clientFaults, ex)
 	r.Contested = contested(h, ix)
 	if cfg.skipLinear {

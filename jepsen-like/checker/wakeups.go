@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -89,6 +90,60 @@ func checkWakeups(h history.History, ix *index, bound time.Duration, ex examples
 			ex.add(&r, fmt.Sprintf("free at %v after worker %d's release, worker %d waiting since %v, next acquisition after %s (bound %v)",
 				f, rel.Worker, a.Worker, a.Invoke, next, bound), rel.ID, a.ID)
 			break
+		}
+	}
+	if r.Count > 0 {
+		r.Verdict = Violated
+	}
+	return r
+}
+
+// WithStarveBound turns on the Starvation check: an acquire may see at
+// most n acquires of other workers that were invoked after it complete
+// Ok before it completes. Without it Starvation is Unknown.
+func WithStarveBound(n int) Option {
+	return func(c *config) { c.starveBound = n }
+}
+
+// checkStarvation counts, for every acquire, the Ok acquires of other
+// workers invoked after it that completed before it did (before the
+// history's end for one still waiting): a waiter passed over by later
+// arrivals more than bound times is starved. A lock that wakes the
+// longest waiter is passed over only when a later caller finds the lock
+// free first (a barging SET NX); one whose wake-ups are lost leaves its
+// waiters to their retry timers, and whoever loops takes it meanwhile.
+func checkStarvation(h history.History, bound int, ex examples) Result {
+	if bound <= 0 {
+		return Result{Verdict: Unknown, Note: "no starvation bound given"}
+	}
+	var acquires []history.Op
+	var end time.Duration
+	for _, o := range h.Ops {
+		end = max(end, o.Invoke, o.Complete)
+		if o.Worker != history.Nemesis && o.Kind == history.Acquire {
+			acquires = append(acquires, o)
+		}
+	}
+	slices.SortStableFunc(acquires, func(x, y history.Op) int { return cmp.Compare(x.Invoke, y.Invoke) })
+	r := Result{Verdict: Ok}
+	for i, a := range acquires {
+		until := end
+		if a.Returned() {
+			until = a.Complete
+		}
+		passed := 0
+		for _, b := range acquires[i+1:] {
+			if b.Invoke >= until {
+				break
+			}
+			if b.Worker != a.Worker && b.Outcome == history.Ok && b.Returned() &&
+				b.Invoke > a.Invoke && b.Complete < until {
+				passed++
+			}
+		}
+		if passed > bound {
+			ex.add(&r, fmt.Sprintf("worker %d waiting since %v passed over by %d later acquires (bound %d)",
+				a.Worker, a.Invoke, passed, bound), a.ID)
 		}
 	}
 	if r.Count > 0 {

@@ -359,7 +359,7 @@ func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout tim
 		attempt = catalog.AttemptTimeout
 	}
 	opts := []checker.Option{checker.WithTimeout(checkTimeout), checker.WithSignalGrace(t.Lease / 4),
-		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)),
+		checker.WithWakeupBound(checker.WakeupBound(catalog.RetryInterval, attempt)), checker.WithStarveBound(catalog.StarveBound),
 		checker.WithFairBound(catalog.FairBound(t.Lease, checker.WakeupBound(catalog.RetryInterval, attempt)))}
 	if c.Scenario.LeasesHold {
 		opts = append(opts, checker.WithClientFaults())

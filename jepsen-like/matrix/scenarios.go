@@ -308,6 +308,7 @@ var realisations = map[string]func(*cell) (plan, error){
 		return p, nil
 	},
 	"baseline": func(*cell) (plan, error) { return plan{}, nil },
+	"herd":     func(*cell) (plan, error) { return plan{}, nil },
 	"partition-minority": func(c *cell) (plan, error) {
 		var s chaos.Schedule
 		if c.mode.Group {

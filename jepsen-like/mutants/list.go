@@ -157,4 +157,4 @@ var List = append([]Mutant{
 		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 		CI:    true,
 	},
-}, append(append(append(append(elecproofMutants, kindsciMutants...), guardMutants...), restartMutants...), electreadsMutants...)...)
+}, append(append(append(append(append(elecproofMutants, kindsciMutants...), guardMutants...), restartMutants...), electreadsMutants...), herdMutants...)...)

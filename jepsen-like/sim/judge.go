@@ -79,7 +79,7 @@ func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 		}}
 	}
 	start := time.Now()
-	all := []checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound),
+	all := []checker.Option{checker.WithTimeout(5 * time.Second), checker.WithSignalGrace(c.timing().Lease / 4), checker.WithWakeupBound(catalog.WakeupBound), checker.WithStarveBound(catalog.StarveBound),
 		checker.WithFairBound(catalog.FairBound(c.timing().Lease, catalog.WakeupBound))}
 	if sc.LeasesHold {
 		all = append(all, checker.WithClientFaults())
