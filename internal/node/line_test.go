@@ -112,3 +112,47 @@ func TestReleaseWakesHeadOfLine(t *testing.T) {
 		t.Fatal("the unheard head stayed in the line")
 	}
 }
+
+// A waiter that took the lock without being woken (a retry) is still in
+// the line; its release takes it out before waking the head, so the
+// wake-up goes to a waiter, not to a client that holds the lock.
+func TestReleaseTakesWinnerOutOfLine(t *testing.T) {
+	s, n := start(t)
+	ctx := t.Context()
+	c1, _ := nodeOn(t, s)
+	c2, _ := nodeOn(t, s)
+	k := n.Keys("won")
+	h := n.Lock("won", "holder", "holder.1", false)
+	if ok, _, _, err := h.Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("holder: %v %v", ok, err)
+	}
+	p2 := NewLinePlace("c2", 6, 50)
+	if ok, _, _, _ := c2.Lock("won", "b", "b.1", false).Queue(p2).Acquire(ctx, 5*time.Second); ok {
+		t.Fatal("c2 granted while held")
+	}
+	// The holder's lock expires unreleased (no wake-up); c2 takes it on a
+	// retry, and c1 queues behind c2's stale entry.
+	s.Client().Del(ctx, k.Lock)
+	won := c2.Lock("won", "b", "b.2", false).Queue(p2)
+	if ok, _, _, err := won.Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("c2 retry: %v %v", ok, err)
+	}
+	if ok, _, _, _ := c1.Lock("won", "a", "a.1", false).Queue(NewLinePlace("c1", 5, 100)).Acquire(ctx, 5*time.Second); ok {
+		t.Fatal("c1 granted while c2 holds")
+	}
+	sig1, sig2 := make(chan struct{}, 1), make(chan struct{}, 1)
+	for _, w := range []*Watch{c1.WatchChannel(5, WaitChannel(k, "c1"), sig1, nil, false), c2.WatchChannel(9, WaitChannel(k, "c2"), sig2, nil, false)} {
+		<-w.Ready()
+		defer w.Stop(false)
+	}
+	if ok, err := won.Release(ctx); !ok || err != nil {
+		t.Fatalf("c2 release: %v %v", ok, err)
+	}
+	select {
+	case <-sig1:
+	case <-sig2:
+		t.Fatal("c2's release woke c2 (its own stale entry), not the waiter c1")
+	case <-time.After(5 * time.Second):
+		t.Fatal("nobody woken")
+	}
+}

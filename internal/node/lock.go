@@ -348,8 +348,14 @@ func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
 	// The command is the Lock's (scriptCmd would box the key and copy
 	// the arguments again: a lone caller's allocations).
 	cmd := l.releaseCmd[:]
-	if rollback {
+	switch {
+	case rollback:
 		cmd = []any{cmd[0], cmd[1], 1, l.lockArg, l.valArg, tellNobody}
+	case l.queue != nil:
+		// A waiter that won without being woken (a retry) is still in
+		// the line where it queued: its release takes it out before
+		// waking the head, so that wake-up is not spent on it.
+		cmd = []any{cmd[0], cmd[1], 1, l.lockArg, l.valArg, tellWaiters, l.queue.member}
 	}
 	r, err := l.n.t.run(ctx, releaseScript, cmd)
 	v, err := scriptInt(releaseScript, r, l.n.settle(err))

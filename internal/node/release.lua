@@ -3,7 +3,9 @@
 -- the attempt id alone in the compact form, else owner.."\0"..attempt id),
 -- ARGV[2] "0" for the rollback of an attempt that never held the lock
 -- (no message: waking waiters for it made them spin while another owner
--- held a quorum), else absent (the election's release passes "1")
+-- held a quorum), else absent (the election's release passes "1"),
+-- ARGV[3] (a lock won by a queued waiter) its member in the line, taken
+-- out before the head is woken
 -- Returns 1 when this attempt held a share (now given back), 0 otherwise.
 -- When the lock became free it wakes one waiter (below).
 -- A lock taken by Lock.Acquire's fast path is that same string.
@@ -33,6 +35,7 @@ if type(v) == 'string' then
     -- before the prelude's functions are built (scripts.go);
     -- release_hash.lua's wake does the same.
     local q = KEYS[1] .. ':waiters'
+    if ARGV[3] then redis.pcall('zrem', q, ARGV[3]) end
     local told = false
     for _ = 1, 8 do
       local h = redis.pcall('zpopmin', q)

@@ -4,6 +4,7 @@
 -- does (see there).
 local function wake()
   local q = KEYS[1] .. ':waiters'
+  if ARGV[3] then redis.pcall('zrem', q, ARGV[3]) end
   for _ = 1, 8 do
     local h = redis.pcall('zpopmin', q)
     if h.err or #h == 0 then break end

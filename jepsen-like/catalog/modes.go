@@ -165,10 +165,14 @@ const RetryInterval = 100 * time.Millisecond
 const AttemptTimeout = 250 * time.Millisecond
 
 // StarveBound is how many acquires invoked after a waiter's may complete
-// before it does (checker.WithStarveBound): a release wakes the
-// longest-waiting client, which is passed over only when a caller that
-// was not waiting finds the lock free first.
-const StarveBound = 12
+// before it does (checker.WithStarveBound). A release wakes the
+// longest-waiting client, which is passed over when a caller that was not
+// waiting finds the lock free first, or, when its wake-up was lost (its
+// client stopped listening just then), for up to one retry interval of
+// hand-offs among the others: about a dozen in the herd cell. A lock
+// whose waiters are never woken lets the looping workers pass them over
+// hundreds of times.
+const StarveBound = 30
 
 // WakeupBound is how long a free lock may stay untaken while quorum
 // locks of a cell wait for it (checker.WakeupBound of RetryInterval and
