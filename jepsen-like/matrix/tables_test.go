@@ -116,6 +116,7 @@ var wantExpected = map[string]string{
 	"expiry-race":             "S S S S S - S S S",
 	"random":                  "S S U S S S S S S",
 	"lost-wakeups":            "S S S S S S S S S",
+	"herd":                    "S S S S S S S S S",
 }
 
 func TestExpectedTable(t *testing.T) {
