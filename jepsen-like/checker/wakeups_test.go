@@ -37,3 +37,40 @@ func TestWakeups(t *testing.T) {
 		t.Errorf("no bound: %v", r.Wakeups)
 	}
 }
+
+// A waiter passed over by more later acquires than the bound is starved;
+// one passed over fewer times, or only by acquires invoked before it, is
+// not; without a bound the check is Unknown.
+func TestStarvation(t *testing.T) {
+	// Worker 0 waits from 1 ms to done; worker 1 loops, each acquire
+	// invoked after worker 0's and completed before done.
+	build := func(done float64, loops int) history.History {
+		var b hb
+		early := b.acquire(1, 0, 0.5, 0, 0) // invoked before worker 0: never counts
+		b.release(1, early, 0.8)
+		b.acquire(0, 1, done, 0, 0)
+		for i := range loops {
+			at := 2 + float64(i)*3
+			l := b.acquire(1, at, at+1, 0, 0)
+			b.release(1, l, at+2)
+		}
+		return b.h()
+	}
+	if r := Check(build(200, 5), WithStarveBound(5), WithoutLinearizability()); r.Starvation.Verdict != Ok {
+		t.Errorf("passed over 5 times, bound 5: %v", r.Starvation)
+	}
+	r := Check(build(200, 6), WithStarveBound(5), WithoutLinearizability())
+	if r.Starvation.Verdict != Violated || r.Starvation.Count != 1 {
+		t.Errorf("passed over 6 times, bound 5: %v", r.Starvation)
+	}
+	if s := r.Summarize(NoStarvation); s.Verdict != Violated {
+		t.Errorf("NoStarvation: %+v", s)
+	}
+	// Acquires that complete after the waiter's do not pass it over.
+	if r := Check(build(10, 6), WithStarveBound(5), WithoutLinearizability()); r.Starvation.Verdict != Ok {
+		t.Errorf("served at 10 ms: %v", r.Starvation)
+	}
+	if r := Check(build(200, 6), WithoutLinearizability()); r.Starvation.Verdict != Unknown {
+		t.Errorf("no bound: %v", r.Starvation)
+	}
+}
