@@ -91,6 +91,12 @@
 // writer preference: readers whose tenures overlap throughout may hold a
 // writer off, and that is not counted. Unknown without a wakeup bound.
 //
+// Starvation (Report.Starvation). Count is the number of acquires that
+// more than the starvation bound (WithStarveBound) of other workers'
+// acquires, invoked after them, completed Ok before (before the history's
+// end for one still waiting): a waiter passed over again and again.
+// Unknown without a bound.
+//
 // Fair order (Report.FairOrder; fair locks). Waiter A (Role "fair") is
 // queued ahead of waiter B of another worker when A invoked Lock at least
 // the fair slack (WithFairSlack, 50 ms: one attempt reaches the queue on
