@@ -193,12 +193,17 @@ func (s *subscriber) poke() {
 func (s *subscriber) wake(cs *channelState, all bool) {
 	for i, w := range cs.watches {
 		if i == 0 || all || w.wakeAll {
-			w.signalled = true
-			select {
-			case w.signal <- struct{}{}:
-			default:
-			}
+			w.fire()
 		}
+	}
+}
+
+// fire signals w (non-blocking). Called with s.mu held.
+func (w *Watch) fire() {
+	w.signalled = true
+	select {
+	case w.signal <- struct{}{}:
+	default:
 	}
 }
 
@@ -212,18 +217,10 @@ func (s *subscriber) wakeNamed(cs *channelState, payload string) {
 	if err == nil {
 		for _, w := range cs.watches {
 			if w.seq == seq {
-				w.signalled = true
-				select {
-				case w.signal <- struct{}{}:
-				default:
-				}
+				w.fire()
 				for _, x := range cs.watches {
 					if x.wakeAll && x != w {
-						x.signalled = true
-						select {
-						case x.signal <- struct{}{}:
-						default:
-						}
+						x.fire()
 					}
 				}
 				return
