@@ -201,14 +201,14 @@ func TestDocNumbersMatchTheCommittedRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", benchRun, err)
 	}
-	checkBlock(t, "docs/performance.md", numbersBegin, numbersEnd, gen, "TestDocNumbers")
+	checkBlock(t, "docs/performance.md", numbersBegin, numbersEnd, gen, benchRun, "TestDocNumbers")
 }
 
 // checkBlock compares the block between begin and end of page (a path
 // from the repository's root) with gen, rendered from the committed run
-// (test names the test whose -update rewrites it), or writes gen there
-// under -update.
-func checkBlock(t *testing.T, page, begin, end, gen, test string) {
+// source (test names the test whose -update rewrites it), or writes gen
+// there under -update.
+func checkBlock(t *testing.T, page, begin, end, gen, source, test string) {
 	t.Helper()
 	doc := readRepo(t, page)
 	before, rest, ok1 := strings.Cut(doc, begin)
@@ -227,7 +227,7 @@ func checkBlock(t *testing.T, page, begin, end, gen, test string) {
 		for i := range max(len(gl), len(wl)) {
 			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
 				t.Errorf("%s's numbers differ from %s (cd bench && go test -run %s -update rewrites them); first difference, line %d:\n page: %s\n run:  %s",
-					page, benchRun, test, i+1, lineOf(gl, i), lineOf(wl, i))
+					page, source, test, i+1, lineOf(gl, i), lineOf(wl, i))
 				break
 			}
 		}

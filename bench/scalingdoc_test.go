@@ -86,6 +86,6 @@ func TestScalingCaseDocMatchesTheCommittedRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", benchRun, err)
 	}
-	checkBlock(t, "docs/scaling.md", coreBegin, coreEnd, core, "TestScalingCaseDoc")
-	checkBlock(t, "docs/scaling.md", mastersBegin, mastersEnd, masters, "TestScalingCaseDoc")
+	checkBlock(t, "docs/scaling.md", coreBegin, coreEnd, core, benchRun, "TestScalingCaseDoc")
+	checkBlock(t, "docs/scaling.md", mastersBegin, mastersEnd, masters, benchRun, "TestScalingCaseDoc")
 }
