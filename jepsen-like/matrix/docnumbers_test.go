@@ -116,13 +116,7 @@ func TestDocNumbersMatchTheCatalog(t *testing.T) {
 
 	// The cells of `--quick` (every mode × scenario plus the workloads'
 	// quick forms), as `chaos --quick --list` counts them.
-	var o matrix.Options
-	o.Quick, o.Parallel = true, 1
-	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quick := len(matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads))
+	quick := len(quickCells(t))
 	for _, c := range []struct {
 		page, text string
 		re         *regexp.Regexp
@@ -277,34 +271,8 @@ func grid(rows []report.Result, mark func(report.Result) string) string {
 // catalog: a page edited by hand, a run committed without its page, or a
 // catalog grown since the run all fail here. Only committed files are read.
 func TestDocVerdictsMatchTheCommittedRun(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", matrixRun))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := report.ReadJSON(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var o matrix.Options
-	o.Quick, o.Parallel = true, 1
-	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want, got []string
-	for _, c := range matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads) {
-		want = append(want, c.String())
-	}
-	for _, r := range m.Results {
-		got = append(got, r.Mode+" × "+r.Scenario)
-	}
-	if !slices.Equal(sorted(got), sorted(want)) {
-		t.Errorf("%s holds %d cells, the quick matrix has %d: run `quorumlock-lab chaos --quick --json %s` again\n only in the run: %q\n only in the matrix: %q",
-			matrixRun, len(got), len(want), matrixRun, missing(got, want), missing(want, got))
-	}
-
+	m := readRun(t, matrixRun)
+	checkCells(t, matrixRun, m, func(matrix.Cell) bool { return true }, "quorumlock-lab chaos --quick --json "+matrixRun)
 	checkGenerated(t, verdictsBegin, verdictsEnd, verdicts(m), matrixRun, "TestDocVerdicts")
 }
 
@@ -393,24 +361,50 @@ func seedsTable(m report.Matrix) (string, error) {
 // expected-unsafe cells: a page edited by hand, a run committed without
 // its page, or a catalog grown since fail here.
 func TestDocSeedsMatchTheCommittedRun(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", seedsRun))
+	m := readRun(t, seedsRun)
+	checkCells(t, seedsRun, m, func(c matrix.Cell) bool { return !c.Expect().Safe }, "make chaos-seeds")
+	gen, err := seedsTable(m)
+	if err != nil {
+		t.Fatalf("%s: %v", seedsRun, err)
+	}
+	checkGenerated(t, seedsBegin, seedsEnd, gen, seedsRun, "TestDocSeeds")
+}
+
+// readRun reads a committed matrix run (path from the repository's root).
+func readRun(t *testing.T, path string) report.Matrix {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", path))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	m, err := report.ReadJSON(f)
-	f.Close()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
+	return m
+}
+
+// quickCells are the cells `chaos --quick` runs.
+func quickCells(t *testing.T) []matrix.Cell {
+	t.Helper()
 	var o matrix.Options
 	o.Quick, o.Parallel = true, 1
 	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads)
+}
+
+// checkCells fails unless the run m (committed at path) holds exactly the
+// quick matrix's cells that keep selects; again is the command that runs
+// it anew.
+func checkCells(t *testing.T, path string, m report.Matrix, keep func(matrix.Cell) bool, again string) {
+	t.Helper()
 	var want, got []string
-	for _, c := range matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads) {
-		if !c.Expect().Safe {
+	for _, c := range quickCells(t) {
+		if keep(c) {
 			want = append(want, c.String())
 		}
 	}
@@ -418,14 +412,9 @@ func TestDocSeedsMatchTheCommittedRun(t *testing.T) {
 		got = append(got, r.Mode+" × "+r.Scenario)
 	}
 	if !slices.Equal(sorted(got), sorted(want)) {
-		t.Errorf("%s holds %d cells, the quick matrix has %d expected unsafe: run make chaos-seeds again\n only in the run: %q\n only in the matrix: %q",
-			seedsRun, len(got), len(want), missing(got, want), missing(want, got))
+		t.Errorf("%s holds %d cells, the quick matrix has %d of them: run `%s` again\n only in the run: %q\n only in the matrix: %q",
+			path, len(got), len(want), again, missing(got, want), missing(want, got))
 	}
-	gen, err := seedsTable(m)
-	if err != nil {
-		t.Fatalf("%s: %v", seedsRun, err)
-	}
-	checkGenerated(t, seedsBegin, seedsEnd, gen, seedsRun, "TestDocSeeds")
 }
 
 func line(lines []string, i int) string {
