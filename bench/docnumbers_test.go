@@ -188,3 +188,18 @@ func TestSoakDocMatchesResults(t *testing.T) {
 	}
 	checkFigures(t, "docs/performance.md", docSection(t, "performance.md", "## A long run"), want)
 }
+
+// docs/defaults.md's memory per name is the names case's counter cost at
+// its largest row.
+func TestDefaultsDocMatchesResults(t *testing.T) {
+	names := readJSON(t, namesResults)
+	if len(names.Names) == 0 {
+		t.Fatalf("%s has no rows", namesResults)
+	}
+	z := names.Names[len(names.Names)-1]
+	checkFigures(t, "docs/defaults.md", docSection(t, "defaults.md", "## Fencing counters: retention against memory"), []string{
+		fmt.Sprintf("after %s distinct names were locked and released", commas(int64(z.Names))),
+		fmt.Sprintf("**%.0f B per name**", z.CounterBytes),
+		fmt.Sprintf("**1,000,000 names: ~%.0f MB per node**", z.CounterBytes),
+	})
+}

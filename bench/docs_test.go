@@ -19,7 +19,7 @@ import (
 // numbers are generated from (path from the repository's root).
 const benchRun = "docs/results/bench.json"
 
-var updateDocs = flag.Bool("update", false, "rewrite the generated numbers of docs/performance.md from "+benchRun)
+var updateDocs = flag.Bool("update", false, "rewrite the generated numbers of docs/performance.md and docs/scaling.md from "+benchRun)
 
 // The markers around the generated numbers in docs/performance.md.
 const (
@@ -201,14 +201,23 @@ func TestDocNumbersMatchTheCommittedRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", benchRun, err)
 	}
-	page := readRepo(t, "docs/performance.md")
-	before, rest, ok1 := strings.Cut(page, numbersBegin)
-	block, after, ok2 := strings.Cut(rest, numbersEnd)
+	checkBlock(t, "docs/performance.md", numbersBegin, numbersEnd, gen, benchRun, "TestDocNumbers")
+}
+
+// checkBlock compares the block between begin and end of page (a path
+// from the repository's root) with gen, rendered from the committed run
+// source (test names the test whose -update rewrites it), or writes gen
+// there under -update.
+func checkBlock(t *testing.T, page, begin, end, gen, source, test string) {
+	t.Helper()
+	doc := readRepo(t, page)
+	before, rest, ok1 := strings.Cut(doc, begin)
+	block, after, ok2 := strings.Cut(rest, end)
 	if !ok1 || !ok2 {
-		t.Fatalf("performance.md has no %q … %q block: update this test", numbersBegin, numbersEnd)
+		t.Fatalf("%s has no %q … %q block: update this test", page, begin, end)
 	}
 	if *updateDocs {
-		if err := os.WriteFile(filepath.Join("..", "docs", "performance.md"), []byte(before+numbersBegin+gen+numbersEnd+after), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("..", page), []byte(before+begin+gen+end+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -217,8 +226,8 @@ func TestDocNumbersMatchTheCommittedRun(t *testing.T) {
 		gl, wl := strings.Split(block, "\n"), strings.Split(gen, "\n")
 		for i := range max(len(gl), len(wl)) {
 			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
-				t.Errorf("performance.md's numbers differ from %s (cd bench && go test -run TestDocNumbers -update rewrites them); first difference, line %d:\n page: %s\n run:  %s",
-					benchRun, i+1, lineOf(gl, i), lineOf(wl, i))
+				t.Errorf("%s's numbers differ from %s (cd bench && go test -run %s -update rewrites them); first difference, line %d:\n page: %s\n run:  %s",
+					page, source, test, i+1, lineOf(gl, i), lineOf(wl, i))
 				break
 			}
 		}
