@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
-	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -392,7 +392,9 @@ func Expand(workers []Worker) []Worker {
 // fair lock name on every node, as FairMutex.Lock does first, and never
 // places, refreshes nor leaves it. Until the entry's timeout (ttl, the
 // client's TTL) passes, the dead waiter is first in line and nobody is
-// granted; then l's own Lock waits in line as usual.
+// granted; then l's own Lock waits in line as usual. The ticket is taken
+// with the library's internal node, the code FairMutex.Lock runs, so the
+// dead entry stays what a killed process leaves when the scripts change.
 func DyingWaiter(l Locker, clients []redis.UniversalClient, name string, ttl time.Duration) (Locker, error) {
 	d := &dying{Locker: l, name: name, ttl: ttl}
 	for _, c := range clients {

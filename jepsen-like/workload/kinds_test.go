@@ -8,11 +8,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/localredis"
-	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
