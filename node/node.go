@@ -90,7 +90,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Node, error) {
 // its calls); it does not close the client.
 func (n *Node) Close() error { return n.n.Close() }
 
-// Name is the node's name in errors and reports: the client's address.
+// Name is the node's name in errors and reports, made from the client's
+// address.
 func (n *Node) Name() string { return n.n.Name() }
 
 // String is Name.

@@ -427,14 +427,14 @@ func (d *dying) Lock(ctx context.Context) (Lease, error) {
 		d.died = true
 		// One dying waiter per lock name, so the name names it; not its
 		// address, which differs between runs of one seed.
-		Die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
+		die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
 	}
 	return d.Locker.Lock(ctx)
 }
 
-// Die puts waiter in the line of fair lock name on nodes as a waiter that
+// die puts waiter in the line of fair lock name on nodes as a waiter that
 // took its ticket and died: its entry stays until ttl passes.
-func Die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
+func die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
 	for _, n := range nodes {
 		// A node that does not answer is a node the dead waiter never
 		// reached.

@@ -41,9 +41,10 @@ type Config struct {
 	RestartDetection bool
 }
 
-// New returns the tools over nodes. Package quorum makes them for each
-// Client (Client.Admin); call it directly only to inspect nodes without a
-// Client.
+// New returns the tools over nodes (node.New, with the clients' key
+// prefix: node.WithPrefix). Package quorum makes them for each Client
+// (Client.Admin); call it directly only to inspect nodes without a Client.
+// The tools do not close the nodes.
 func New(nodes []*node.Node, cfg Config) *Tools {
 	t := &Tools{nodes: make([]*inode.Node, len(nodes)), cfg: cfg}
 	for i, n := range nodes {
