@@ -17,6 +17,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
+	pubnode "github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -209,7 +210,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if c.nodes, err = newNodes(clients, cfg); err != nil {
 		return nil, err
 	}
-	c.admin = admin.New(c.nodes, admin.Config{
+	c.admin = admin.New(node.PublicNodes[*pubnode.Node](c.nodes), admin.Config{
 		Policy:           cfg.policy,
 		TTL:              cfg.ttl,
 		AttemptTimeout:   cfg.attemptTimeout,

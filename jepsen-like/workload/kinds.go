@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
-	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -392,7 +392,9 @@ func Expand(workers []Worker) []Worker {
 // fair lock name on every node, as FairMutex.Lock does first, and never
 // places, refreshes nor leaves it. Until the entry's timeout (ttl, the
 // client's TTL) passes, the dead waiter is first in line and nobody is
-// granted; then l's own Lock waits in line as usual.
+// granted; then l's own Lock waits in line as usual. The ticket is taken
+// with the library's internal node, the code FairMutex.Lock runs, so the
+// dead entry stays what a killed process leaves when the scripts change.
 func DyingWaiter(l Locker, clients []redis.UniversalClient, name string, ttl time.Duration) (Locker, error) {
 	d := &dying{Locker: l, name: name, ttl: ttl}
 	for _, c := range clients {
@@ -425,14 +427,14 @@ func (d *dying) Lock(ctx context.Context) (Lease, error) {
 		d.died = true
 		// One dying waiter per lock name, so the name names it; not its
 		// address, which differs between runs of one seed.
-		Die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
+		die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
 	}
 	return d.Locker.Lock(ctx)
 }
 
-// Die puts waiter in the line of fair lock name on nodes as a waiter that
+// die puts waiter in the line of fair lock name on nodes as a waiter that
 // took its ticket and died: its entry stays until ttl passes.
-func Die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
+func die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
 	for _, n := range nodes {
 		// A node that does not answer is a node the dead waiter never
 		// reached.

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/node"
+	inode "github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Verdict is what Inspect concludes about a lock from what the nodes say.
@@ -132,7 +133,7 @@ func (t *Tools) List(ctx context.Context, pattern string) ([]Inspection, error) 
 // within inspectNodeTimeout is cut off at once; one that answers gets ten
 // times that for the whole scan (SCAN steps are short, but a key space can
 // be long), within ctx.
-func scanNode(ctx context.Context, nd *node.Node, pattern string) ([]string, error) {
+func scanNode(ctx context.Context, nd *inode.Node, pattern string) ([]string, error) {
 	pctx, cancel := context.WithTimeout(ctx, inspectNodeTimeout)
 	_, err := nd.Time(pctx)
 	cancel()
@@ -148,7 +149,7 @@ func scanNode(ctx context.Context, nd *node.Node, pattern string) ([]string, err
 // the inspections in the order of names and each node's error.
 func (t *Tools) inspectMany(ctx context.Context, names []string) ([]Inspection, []error) {
 	n := len(t.nodes)
-	states := make([][]node.State, n)
+	states := make([][]inode.State, n)
 	errs := fanout.All(n, func(i int) error {
 		// A batch of inspectBatch names per second is plenty; scale the
 		// deadline for long lists.
@@ -166,7 +167,7 @@ func (t *Tools) inspectMany(ctx context.Context, names []string) ([]Inspection, 
 		for i, nd := range t.nodes {
 			ns[i] = NodeState{Node: nd.Name(), Err: errs[i]}
 			if errs[i] == nil {
-				ns[i].State = states[i][j]
+				ns[i].State = publicState(states[i][j])
 			}
 		}
 		out[j] = conclude(name, quorum, ns)
@@ -255,4 +256,10 @@ func holdsAny(s NodeState, owners []string) bool {
 		}
 	}
 	return false
+}
+
+// publicState is what one node read, as users see it.
+func publicState(s inode.State) node.State {
+	return node.State{Present: s.Present, Holders: s.Holders, Attempts: s.Attempts, TTL: s.TTL,
+		Fence: s.Fence, Mode: s.Mode, Forced: (*node.Forced)(s.Forced), Labels: s.Labels}
 }
