@@ -18,7 +18,7 @@ import (
 
 // entry is one implementation (with its tuning) in one case.
 type entry struct {
-	impl    adapters.Kind
+	impl    adapters.Impl
 	variant string // "default", "retry-5ms", "ctx-timeouts", "fencing", …
 	locker  adapters.Locker
 	rounds  int // at most this many rounds (0: all); for peers that take seconds per op

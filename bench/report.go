@@ -209,7 +209,7 @@ type Check struct {
 	WithinNoise bool `json:"within_noise,omitempty"`
 }
 
-func find(res []Result, id string, nodes, g int, impl adapters.Kind, variant string) *Result {
+func find(res []Result, id string, nodes, g int, impl adapters.Impl, variant string) *Result {
 	for i := range res {
 		r := &res[i]
 		if r.Case == id && r.Nodes == nodes && r.Goroutines == g && r.Impl == string(impl) && r.Variant == variant {
@@ -241,7 +241,7 @@ func checks(res []Result) []Check {
 		out = append(out, c)
 	}
 	const ql, rs, rl, raw, rd = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw, adapters.Rueidislock
-	u := func(n, g int, k adapters.Kind, v string) *Result { return find(res, "uncontended", n, g, k, v) }
+	u := func(n, g int, k adapters.Impl, v string) *Result { return find(res, "uncontended", n, g, k, v) }
 	// The lone caller: fencing off as the peers, and with the
 	// library's defaults (fencing on).
 	ratio("uncontended N=1 1g: quorumlock ÷ redislock", u(1, 1, ql, "default"), u(1, 1, rl, "retry-5ms"), 1.0)
@@ -271,7 +271,7 @@ func checks(res []Result) []Check {
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ unbatched (no cost for a lone caller)", n), u(n, 1, ql, "default"), u(n, 1, ql, "unbatched"), 0.95)
 	}
 	for _, n := range []int{1, 5} {
-		h := func(k adapters.Kind, v string) *Result { return find(res, "handoff", n, handoffWorkers, k, v) }
+		h := func(k adapters.Impl, v string) *Result { return find(res, "handoff", n, handoffWorkers, k, v) }
 		ours := h(ql, "default")
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redsync default", n), ours, h(rs, "default"), 10)
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redsync retry 5ms", n), ours, h(rs, "retry-5ms"), 2.5)

@@ -11,7 +11,7 @@ import (
 // client CPU per pair with redislock's in the same run, and fail when
 // quorumlock's are higher.
 func TestLoneCallerCostChecks(t *testing.T) {
-	row := func(k adapters.Kind, variant string, allocs, cpu float64) Result {
+	row := func(k adapters.Impl, variant string, allocs, cpu float64) Result {
 		return Result{Case: "uncontended", Impl: string(k), Variant: variant, Nodes: 1, Goroutines: 1,
 			OpsPerSec: 1000, AllocsPerOp: allocs, ClientCPUusPerOp: cpu}
 	}

@@ -27,7 +27,7 @@ func newQuorumlock(clients []redis.UniversalClient, cfg Config) (*qlLocker, erro
 	return &qlLocker{c: c}, nil
 }
 
-func (l *qlLocker) Kind() Kind   { return Quorumlock }
+func (l *qlLocker) Kind() Impl   { return Quorumlock }
 func (l *qlLocker) Name() string { return string(Quorumlock) }
 func (l *qlLocker) Close() error { return l.c.Close() }
 
