@@ -68,7 +68,7 @@ func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, q
 }
 
 // kind is the cell's workload driver.
-func (c Cell) kind() workload.Kind {
+func (c Cell) kind() workload.LockKind {
 	if c.Workload.Kind == "" {
 		return workload.Mutex
 	}
@@ -323,7 +323,7 @@ type cell struct {
 	repeaters []<-chan struct{}
 	mode      Mode
 	sc        Scenario
-	kind      workload.Kind
+	kind      workload.LockKind
 	timing    Timing
 	cluster   *chaos.Cluster
 	rec       *history.Recorder

@@ -87,7 +87,7 @@ func TestCell(t *testing.T) {
 	}()
 	for i := range *flagSeeds {
 		c := Cell{Mode: m, Scenario: *flagScenario, Seed: *flagSeed + uint64(i), Faults: faults,
-			Timing: Timing{Duration: *flagDuration}, Workload: workload.Kind(*flagWorkload), plantUntil: *flagPlant}
+			Timing: Timing{Duration: *flagDuration}, Workload: workload.LockKind(*flagWorkload), plantUntil: *flagPlant}
 		start := time.Now()
 		v := Run(t, c)
 		r := rowOf(c, v, time.Since(start))

@@ -38,11 +38,11 @@ type Cell struct {
 	plantUntil time.Duration
 	// Workload is the lock kind the workers take (workload.Mutex when
 	// empty).
-	Workload workload.Kind
+	Workload workload.LockKind
 }
 
 // kind is the cell's workload driver.
-func (c Cell) kind() workload.Kind {
+func (c Cell) kind() workload.LockKind {
 	if c.Workload == "" {
 		return workload.Mutex
 	}

@@ -31,7 +31,7 @@ func mode(t *testing.T, id string) catalog.Mode {
 // ones must show their violation (the checker must be able to fail).
 var quickCells = []struct {
 	mode, scenario string
-	workload       workload.Kind
+	workload       workload.LockKind
 }{
 	{"redlock-3", "baseline", ""},
 	{"redlock-5", "partition-minority", ""},
