@@ -150,8 +150,8 @@ type Progress struct {
 	Err    error
 }
 
-// Outcome is the result of a matrix run.
-type Outcome struct {
+// RunResult is the result of a matrix run.
+type RunResult struct {
 	Matrix report.Matrix
 	// Histories are the cells' histories, in the order of Matrix.Results.
 	Histories []history.History
@@ -176,15 +176,15 @@ func Failures(m report.Matrix) []report.Result {
 
 // Run runs every applicable cell of cfg.Modes × cfg.Scenarios, each on a
 // fresh cluster, and returns their rows in cell order. A cell that cannot
-// run is reported in Outcome.Errors and the others still run; ctx ending
+// run is reported in RunResult.Errors and the others still run; ctx ending
 // stops the run (the error is ctx's).
-func Run(ctx context.Context, cfg Config) (Outcome, error) {
+func Run(ctx context.Context, cfg Config) (RunResult, error) {
 	if err := cfg.Timing.Validate(); err != nil {
-		return Outcome{}, err
+		return RunResult{}, err
 	}
 	cells := cfg.cells()
 	if len(cells) == 0 {
-		return Outcome{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes (or none is expected unsafe)")
+		return RunResult{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes (or none is expected unsafe)")
 	}
 	par := max(cfg.Parallel, 1)
 	// The cells under the run's seed, then the expected-unsafe ones under
@@ -266,7 +266,7 @@ feed:
 			extra[j.cell] = append(extra[j.cell], seeded{j.seed, s.res})
 		}
 	}
-	out := Outcome{Matrix: report.Matrix{Seed: cfg.Seed}}
+	out := RunResult{Matrix: report.Matrix{Seed: cfg.Seed}}
 	for i, s := range slots[:len(cells)] {
 		switch {
 		case !s.done:
