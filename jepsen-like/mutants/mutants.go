@@ -31,11 +31,12 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
-// Cell is one mode × scenario of the matrix, running a workload (the
-// mutex workload when Workload is empty).
-type Cell struct{ Mode, Scenario, Workload string }
+// CellID names one cell of the matrix, on real processes or simulated:
+// a mode × scenario, running a workload (the mutex workload when Workload
+// is empty).
+type CellID struct{ Mode, Scenario, Workload string }
 
-func (c Cell) String() string {
+func (c CellID) String() string {
 	if c.Workload != "" && c.Workload != "mutex" {
 		return c.Mode + "/" + c.Workload + " × " + c.Scenario
 	}
@@ -43,7 +44,7 @@ func (c Cell) String() string {
 }
 
 // workload is the cell's workload as the runners name it.
-func (c Cell) workload() string {
+func (c CellID) workload() string {
 	if c.Workload == "" {
 		return "mutex"
 	}
@@ -60,7 +61,7 @@ type Mutant struct {
 	// (Old must occur exactly once).
 	File, Old, New string
 	// Cells should catch it.
-	Cells []Cell
+	Cells []CellID
 	// CI: make mutants-ci runs it (chaos --mutants --ci), in its first
 	// cell only, on real processes and in the simulation. One per lock
 	// kind and per safety feature: the first cell must kill it fast.
@@ -188,8 +189,8 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Trial, error) {
 		progress = io.Discard
 	}
 	progress = &lineWriter{w: progress}
-	var union []Cell
-	seen := map[Cell]bool{}
+	var union []CellID
+	seen := map[CellID]bool{}
 	for _, m := range sel {
 		for _, c := range m.Cells {
 			if !seen[c] {
@@ -444,7 +445,7 @@ func (r row) kill() string {
 
 // runCell runs one cell; killed says why it caught the mutant ("" when
 // the cell passed).
-func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed string, err error) {
+func runCell(ctx context.Context, bin, dir string, c CellID, seed int64) (killed string, err error) {
 	js := filepath.Join(dir, "cell.json")
 	cmd := exec.CommandContext(ctx, bin, "chaos", "--quick", "--modes", c.Mode, "--scenarios", c.Scenario,
 		"--workloads", c.workload(), "--seed", fmt.Sprint(seed), "--json", js)
@@ -453,7 +454,7 @@ func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed s
 
 // runSimCell runs one cell in the simulation's test binary (TestCell)
 // over seeds seeds from seed; killed says why it caught the mutant.
-func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds int) (killed string, err error) {
+func runSimCell(ctx context.Context, bin, dir string, c CellID, seed int64, seeds int) (killed string, err error) {
 	if seeds <= 0 {
 		seeds = 5
 	}

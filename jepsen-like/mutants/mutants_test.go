@@ -82,7 +82,7 @@ func TestCIForm(t *testing.T) {
 			t.Errorf("no CI mutant runs the %s workload", k)
 		}
 	}
-	if n := len(ciForm([]Mutant{{Name: "x", Cells: []Cell{{"single", "baseline", ""}}}})); n != 0 {
+	if n := len(ciForm([]Mutant{{Name: "x", Cells: []CellID{{"single", "baseline", ""}}}})); n != 0 {
 		t.Errorf("ciForm kept %d unmarked mutants", n)
 	}
 }
