@@ -65,7 +65,7 @@
 //
 // # Seeds, replay, shrinking
 //
-// A Cell is a mode, a scenario and a seed. The seed fixes the fault list
+// A CellRun is a mode, a scenario and a seed. The seed fixes the fault list
 // (the catalog scenario's Faults), the network's jitter, the workload's
 // work and think times, and each lock client's id and retry jitter
 // (internal/seeded; its label is its worker's name, not host:pid).

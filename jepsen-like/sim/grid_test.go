@@ -45,7 +45,7 @@ func TestGrid(t *testing.T) {
 				b.WriteString(" – |")
 				continue
 			}
-			v := Run(t, Cell{Mode: m, Scenario: sc.ID, Seed: *flagSeed, Timing: Timing{Duration: d}})
+			v := Run(t, CellRun{Mode: m, Scenario: sc.ID, Seed: *flagSeed, Timing: Timing{Duration: d}})
 			t.Log(v)
 			b.WriteString(" " + gridMark(v) + " |")
 		}

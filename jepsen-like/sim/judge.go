@@ -56,7 +56,7 @@ func Scenario(id string) (catalog.Scenario, bool) {
 }
 
 // Run simulates c in a testing/synctest bubble of t and judges it.
-func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
+func Run(t *testing.T, c CellRun, opts ...checker.Option) Verdict {
 	t.Helper()
 	var (
 		out Outcome
@@ -71,7 +71,7 @@ func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
 
 // Judge checks a run's history with jepsen-like/checker and judges it as
 // the matrix does (catalog.Judge).
-func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
+func Judge(c CellRun, out Outcome, opts ...checker.Option) Verdict {
 	sc, ok := Scenario(c.Scenario)
 	if !ok {
 		sc = catalog.Scenario{ID: c.Scenario, Expect: func(catalog.Mode) catalog.Expectation {

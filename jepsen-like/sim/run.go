@@ -22,8 +22,8 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// Cell is one simulated run: a catalog mode under a scenario's faults.
-type Cell struct {
+// CellRun is one simulated run: a catalog mode under a scenario's faults.
+type CellRun struct {
 	Mode     catalog.Mode
 	Scenario string // a scenario id of the catalog (Scenarios)
 	Seed     uint64
@@ -42,7 +42,7 @@ type Cell struct {
 }
 
 // kind is the cell's workload driver.
-func (c Cell) kind() workload.LockKind {
+func (c CellRun) kind() workload.LockKind {
 	if c.Workload == "" {
 		return workload.Mutex
 	}
@@ -51,7 +51,7 @@ func (c Cell) kind() workload.LockKind {
 
 // modeName is the mode as rows show it: with the workload when it is not
 // the mutex workload (as the matrix names it).
-func (c Cell) modeName() string {
+func (c CellRun) modeName() string {
 	if k := c.kind(); k != workload.Mutex {
 		return c.Mode.ID + "/" + string(k)
 	}
@@ -59,7 +59,7 @@ func (c Cell) modeName() string {
 }
 
 // Faults returns the cell's fault list: its own, or the plan's from the seed.
-func (c Cell) PlannedFaults() ([]Fault, error) {
+func (c CellRun) PlannedFaults() ([]Fault, error) {
 	if c.Faults != nil {
 		return c.Faults, nil
 	}
@@ -74,7 +74,7 @@ func (c Cell) PlannedFaults() ([]Fault, error) {
 	return s.Faults(c.Mode, c.timing(), rand.New(rand.NewPCG(c.Seed, 0x706c616e))), nil
 }
 
-func (c Cell) timing() Timing {
+func (c CellRun) timing() Timing {
 	t := c.Timing
 	if t.Workers <= 0 {
 		t.Workers = DefaultTiming.Workers
@@ -108,7 +108,7 @@ type Outcome struct {
 
 // env is a running simulation.
 type env struct {
-	c      Cell
+	c      CellRun
 	t      Timing
 	nw     *Net
 	nodes  []*Node // independent masters
@@ -160,7 +160,7 @@ func (e *env) addrs(w int, split bool) []string {
 
 // Simulate runs c. It must be called inside a testing/synctest bubble
 // (every timer of the run is then virtual); Run does that.
-func Simulate(c Cell) (Outcome, error) {
+func Simulate(c CellRun) (Outcome, error) {
 	start := time.Now()
 	t := c.timing()
 	faults, err := c.PlannedFaults()
