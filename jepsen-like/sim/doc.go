@@ -72,7 +72,7 @@
 // A failing run prints its seed and the command that replays it
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 //
-// Every run has a trace hash (Outcome.Trace, TraceHash): every message a
+// Every run has a trace hash (CellResult.Trace, TraceHash): every message a
 // link delivers, every client command a node runs, every dial the network
 // refuses (go-redis retries it later: nothing else would show it), and
 // the history (each lock call's return, each fault edge), with virtual

@@ -15,7 +15,7 @@ import (
 // Verdict is a simulated run checked and judged as the matrix judges a
 // cell on real processes.
 type Verdict struct {
-	Outcome
+	CellResult
 	Report checker.Report
 	Result report.Result
 	// Check is the wall time the checker took.
@@ -59,7 +59,7 @@ func Scenario(id string) (catalog.Scenario, bool) {
 func Run(t *testing.T, c CellRun, opts ...checker.Option) Verdict {
 	t.Helper()
 	var (
-		out Outcome
+		out CellResult
 		err error
 	)
 	synctest.Test(t, func(t *testing.T) { out, err = Simulate(c) })
@@ -71,7 +71,7 @@ func Run(t *testing.T, c CellRun, opts ...checker.Option) Verdict {
 
 // Judge checks a run's history with jepsen-like/checker and judges it as
 // the matrix does (catalog.Judge).
-func Judge(c CellRun, out Outcome, opts ...checker.Option) Verdict {
+func Judge(c CellRun, out CellResult, opts ...checker.Option) Verdict {
 	sc, ok := Scenario(c.Scenario)
 	if !ok {
 		sc = catalog.Scenario{ID: c.Scenario, Expect: func(catalog.Mode) catalog.Expectation {
@@ -94,7 +94,7 @@ func Judge(c CellRun, out Outcome, opts ...checker.Option) Verdict {
 		res = catalog.JudgeWorkload(w, c.Mode, sc, exp, res, rep)
 	}
 	res = catalog.JudgePanics(res, out.Panics)
-	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
+	return Verdict{CellResult: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
 }
 
 // judgeInvariant adds the RedLock invariant to a run's judgement where

@@ -88,8 +88,8 @@ func (c CellRun) timing() Timing {
 	return t
 }
 
-// Outcome is what one simulated run produced.
-type Outcome struct {
+// CellResult is what one simulated run produced.
+type CellResult struct {
 	History history.History
 	Faults  []Fault
 	// Stray are lock keys left without expiry on some node at the end.
@@ -160,12 +160,12 @@ func (e *env) addrs(w int, split bool) []string {
 
 // Simulate runs c. It must be called inside a testing/synctest bubble
 // (every timer of the run is then virtual); Run does that.
-func Simulate(c CellRun) (Outcome, error) {
+func Simulate(c CellRun) (CellResult, error) {
 	start := time.Now()
 	t := c.timing()
 	faults, err := c.PlannedFaults()
 	if err != nil {
-		return Outcome{}, err
+		return CellResult{}, err
 	}
 	clock := newStampClock()
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(clock)}
@@ -226,14 +226,14 @@ func Simulate(c CellRun) (Outcome, error) {
 		res = resource.NewUnfenced(e.rec)
 	}
 	if err := e.presetFences(); err != nil {
-		return Outcome{}, err
+		return CellResult{}, err
 	}
 	var workers []workload.Worker
 	for w := range c.kind().Clients(t.Workers) {
 		l, err := e.locker(w, "sim", e.addrs(w, split), watchdog, true)
 		if err != nil {
 			e.closeAll()
-			return Outcome{}, err
+			return CellResult{}, err
 		}
 		workers = append(workers, workload.Worker{ID: w, Locker: l, Gate: e.gates.For(w)})
 	}
@@ -273,7 +273,7 @@ func Simulate(c CellRun) (Outcome, error) {
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
 	h := e.rec.History()
-	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock), Panics: panics}, err
+	return CellResult{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock), Panics: panics}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.
