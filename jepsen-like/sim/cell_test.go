@@ -120,7 +120,7 @@ func TestCell(t *testing.T) {
 
 // writeReport writes run v of c as the matrix's report row (with the
 // replay and its trace hash) to base.json and its history beside it.
-func writeReport(base string, c CellRun, v Verdict, replay string) error {
+func writeReport(base string, c CellRun, v Judgement, replay string) error {
 	res := v.Result
 	res.Replay = replay
 	f, err := os.Create(base + ".json")
@@ -137,7 +137,7 @@ func writeReport(base string, c CellRun, v Verdict, replay string) error {
 	return v.History.Save(base + report.HistorySuffix)
 }
 
-func rowOf(c CellRun, v Verdict, wall time.Duration) row {
+func rowOf(c CellRun, v Judgement, wall time.Duration) row {
 	return row{Mode: c.modeName(), Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
 		Verdict: string(v.Result.Verdict), VerdictNote: v.Result.VerdictNote, KeysWithoutExpiry: len(v.Stray),
 		Broken: v.Result.Broken, Acquisitions: v.Report.Acquires.Ok, Contested: v.Report.Contested,

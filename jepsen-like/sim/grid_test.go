@@ -58,7 +58,7 @@ func TestGrid(t *testing.T) {
 }
 
 // gridMark is a cell in the notation of docs/chaos-matrix.md.
-func gridMark(v Verdict) string {
+func gridMark(v Judgement) string {
 	r := v.Report
 	switch {
 	case v.Bug():
