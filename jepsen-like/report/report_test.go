@@ -95,7 +95,7 @@ func TestFromReportVerdicts(t *testing.T) {
 		h            history.History
 		claim        Claim
 		expectedSafe bool
-		want         Verdict
+		want         ClaimVerdict
 		note         string
 	}{
 		{"pause, unfenced, claim unsafe", pauseRun(false, true), ClaimPauseWithoutFencing, false, Reproduced, "1 lost updates, 1 stale writes accepted, critical-section linearizability violated"},

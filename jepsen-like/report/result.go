@@ -10,26 +10,26 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
-// Verdict says what one row's run did to the claim it tested.
-type Verdict string
+// ClaimVerdict says what one row's run did to the claim it tested.
+type ClaimVerdict string
 
 const (
 	// Reproduced: the run behaved as the claim predicts — violations seen
 	// where the claim says the configuration is unsafe, none where it says
 	// it is safe.
-	Reproduced Verdict = "reproduced"
+	Reproduced ClaimVerdict = "reproduced"
 	// Refuted: the run contradicted the prediction — violations where the
 	// claim says safe, or none where it says unsafe (for an unsafe claim
 	// this means "not reproduced by this run": the faults may have been too
 	// weak or too short).
-	Refuted Verdict = "refuted"
+	Refuted ClaimVerdict = "refuted"
 	// NotApplicable: the run cannot speak to the claim — no successful
 	// acquisition, an invalid history, or the relevant checks undecided.
-	NotApplicable Verdict = "not-applicable"
+	NotApplicable ClaimVerdict = "not-applicable"
 	// Inconclusive: expected safe and no violation, but too few contested
 	// acquisitions (attempts made while a fault was in effect and another
 	// client held a valid lease) to call it safe.
-	Inconclusive Verdict = "inconclusive"
+	Inconclusive ClaimVerdict = "inconclusive"
 )
 
 // Result is one row of the matrix: one mode × one scenario. The JSON field
@@ -112,8 +112,8 @@ type Result struct {
 	WritesAfterSignal int    `json:"writes_after_signal"`
 
 	// ExpectedSafe is what the claim predicts for this mode and scenario.
-	ExpectedSafe bool    `json:"expected_safe"`
-	Verdict      Verdict `json:"verdict"`
+	ExpectedSafe bool         `json:"expected_safe"`
+	Verdict      ClaimVerdict `json:"verdict"`
 	// VerdictNote explains the verdict with counts.
 	VerdictNote string `json:"verdict_note"`
 
@@ -198,7 +198,7 @@ func combine(vs ...checker.Verdict) checker.Verdict {
 	return out
 }
 
-func judge(expectedSafe bool, p checker.Property, r checker.Report) (Verdict, string) {
+func judge(expectedSafe bool, p checker.Property, r checker.Report) (ClaimVerdict, string) {
 	if r.HistoryError != "" {
 		return NotApplicable, "invalid history: " + r.HistoryError
 	}
