@@ -89,7 +89,7 @@ func TestRenewalHang(t *testing.T) {
 // rueidislockAgainstOurs runs scenario for rueidislock, which must show
 // violations (count > 0), and for quorumlock's single mode, which must not;
 // both verdicts must be "reproduced" (what the cell expects).
-func rueidislockAgainstOurs(t *testing.T, scenario string, timing matrix.Timing, what string, count func(report.Result) int) {
+func rueidislockAgainstOurs(t *testing.T, scenario string, timing matrix.RunTiming, what string, count func(report.Result) int) {
 	t.Helper()
 	s, _ := matrix.FindScenario(matrix.Scenarios, scenario)
 	peerMode, _ := matrix.FindMode(Peers, "rueidislock")

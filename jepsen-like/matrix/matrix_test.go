@@ -26,7 +26,7 @@ func needRedis(t *testing.T) {
 // trip through the in-process proxies (at the default, cells of
 // TestMatrixCanFail acquired nothing in 2.5 s with 6 busy processes on the
 // 2 cores).
-var testTiming = Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work,
+var testTiming = RunTiming{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work,
 	AttemptTimeout: 750 * time.Millisecond}
 
 func findCell(t *testing.T, mode, scenario string) Cell {

@@ -105,7 +105,7 @@ func TestCellTiming(t *testing.T) {
 		t.Errorf("unpaced %s changed the timing: %+v", Scenarios[0].ID, got)
 	}
 	for _, s := range Scenarios {
-		for _, tm := range []Timing{Quick, Full, testTiming} {
+		for _, tm := range []RunTiming{Quick, Full, testTiming} {
 			if err := (Cell{Scenario: s}).CellTiming(tm).Validate(); err != nil {
 				t.Errorf("%s under %v/%v: %v", s.ID, tm.Duration, tm.Lease, err)
 			}
@@ -256,7 +256,7 @@ func TestSameSeedSamePlan(t *testing.T) {
 	c := findCell(t, "single", "random")
 	// The library's own attempt timeout, so the scenario's pace shortens
 	// the lease and the nemesis moves often.
-	tm := Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 2, Work: Quick.Work}
+	tm := RunTiming{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 2, Work: Quick.Work}
 	faults := func(seed int64) []string {
 		t.Helper()
 		_, h, err := RunCell(t.Context(), c, tm, seed, 0)

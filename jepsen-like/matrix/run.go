@@ -106,7 +106,7 @@ type Config struct {
 	// QuickWorkloads runs each workload but mutex only in the scenarios
 	// of its quick form (catalog.Workload.Scenarios).
 	QuickWorkloads bool
-	Timing         Timing
+	Timing         RunTiming
 	// Seed makes the run's random choices (work times, the random
 	// scenario's nemesis).
 	Seed int64
@@ -324,7 +324,7 @@ type cell struct {
 	mode      Mode
 	sc        Scenario
 	kind      workload.LockKind
-	timing    Timing
+	timing    RunTiming
 	cluster   *chaos.Cluster
 	rec       *history.Recorder
 	seed      uint64
@@ -333,7 +333,7 @@ type cell struct {
 // RunCell runs one cell on a fresh cluster and checks its history. The row
 // carries a timeline for the HTML page. The cell runs with t paced by its
 // scenario (Cell.CellTiming).
-func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout time.Duration) (report.Result, history.History, error) {
+func RunCell(ctx context.Context, c Cell, t RunTiming, seed int64, checkTimeout time.Duration) (report.Result, history.History, error) {
 	if err := t.Validate(); err != nil {
 		return report.Result{}, history.History{}, err
 	}
@@ -425,7 +425,7 @@ func FaultEvents(h history.History, settings []string) int {
 // seed gives the same fault schedule, nemesis moves and workload choices
 // (each worker's k-th tenure has the same work and think times); the
 // interleaving still follows the machine (see TestSameSeedSamePlan).
-func ReplayCommand(c Cell, t Timing, seed int64) string {
+func ReplayCommand(c Cell, t RunTiming, seed int64) string {
 	return fmt.Sprintf("quorumlock-lab chaos --modes %s --scenarios %s --workloads %s --seed %d --duration %v --lease %v --workers %d",
 		c.Mode.ID, c.Scenario.ID, c.kind(), seed, t.Duration, t.Lease, t.Workers)
 }
@@ -447,7 +447,7 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 // the lock keys left without expiry on the nodes once both ended, the
 // names of the faults that were the cell's whole-run setting, and the
 // panics of the library in the workers (a judged failure, not an error).
-func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, []string, []*workload.PanicError, error) {
+func runCell(ctx context.Context, c Cell, t RunTiming, seed uint64) (history.History, []string, []string, []*workload.PanicError, error) {
 	topo := chaos.Topology{Persistence: c.Scenario.Persistence, Backend: backendOf(ctx)}
 	if c.Mode.Group {
 		topo.Groups = 1

@@ -182,17 +182,17 @@ func TestSelect(t *testing.T) {
 func TestTimingValidate(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		t    Timing
+		t    RunTiming
 		ok   bool
 	}{
 		{"quick", Quick, true},
 		{"full", Full, true},
-		{"one worker", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 1}, false},
-		{"lease too short", Timing{Duration: 3 * time.Second, Lease: 10 * time.Millisecond, Workers: 4}, false},
-		{"duration too short for the lease", Timing{Duration: 2 * time.Second, Lease: time.Second, Workers: 4}, false},
+		{"one worker", RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 1}, false},
+		{"lease too short", RunTiming{Duration: 3 * time.Second, Lease: 10 * time.Millisecond, Workers: 4}, false},
+		{"duration too short for the lease", RunTiming{Duration: 2 * time.Second, Lease: time.Second, Workers: 4}, false},
 		{"the tests' attempt timeout", testTiming, true},
-		{"negative attempt timeout", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: -1}, false},
-		{"attempt timeout as long as the lease", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: time.Second}, false},
+		{"negative attempt timeout", RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: -1}, false},
+		{"attempt timeout as long as the lease", RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: time.Second}, false},
 	} {
 		if err := tt.t.Validate(); (err == nil) != tt.ok {
 			t.Errorf("%s: Validate() = %v, want ok=%v", tt.name, err, tt.ok)
