@@ -20,7 +20,7 @@ import (
 type entry struct {
 	impl    adapters.Impl
 	variant string // "default", "retry-5ms", "ctx-timeouts", "fencing", …
-	locker  adapters.Locker
+	locker  adapters.Maker
 	rounds  int // at most this many rounds (0: all); for peers that take seconds per op
 	samples []sample
 }
@@ -63,7 +63,7 @@ type bench struct {
 	servers []*localredis.Server
 	log     io.Writer
 	clients []redis.UniversalClient
-	lockers []adapters.Locker
+	lockers []adapters.Maker
 }
 
 // clientSet is how an implementation talks to the nodes.

@@ -71,8 +71,8 @@ type Config struct {
 	Quorum []quorum.Option
 }
 
-// Locker makes mutexes of one implementation over one set of nodes.
-type Locker interface {
+// Maker makes mutexes of one implementation over one set of nodes.
+type Maker interface {
 	// Kind is the implementation.
 	Kind() Impl
 	// Name describes the implementation and its tuning, e.g.
@@ -81,7 +81,7 @@ type Locker interface {
 	// Mutex returns the lock called name. Mutexes are safe for concurrent
 	// use; each acquisition returns its own Lease.
 	Mutex(name string) (Mutex, error)
-	// Close releases what the Locker made (not the go-redis clients).
+	// Close releases what the Maker made (not the go-redis clients).
 	Close() error
 }
 
@@ -96,9 +96,9 @@ type Mutex = workload.Locker
 // far as the client knows.
 type Lease = workload.Lease
 
-// New returns a Locker of cfg.Kind over clients, one go-redis client per
+// New returns a Maker of cfg.Kind over clients, one go-redis client per
 // independent Redis node. The clients stay the caller's.
-func New(clients []redis.UniversalClient, cfg Config) (Locker, error) {
+func New(clients []redis.UniversalClient, cfg Config) (Maker, error) {
 	if len(clients) == 0 {
 		return nil, errors.New("adapters: no redis clients given")
 	}
