@@ -278,9 +278,9 @@ func plural(n int) string {
 	return "s"
 }
 
-// all runs every selected case and returns one Result per case × entry.
-func (b *bench) all(ctx context.Context) ([]Result, error) {
-	var res []Result
+// all runs every selected case and returns one CaseRow per case × entry.
+func (b *bench) all(ctx context.Context) ([]CaseRow, error) {
+	var res []CaseRow
 	specs := b.specs()
 	for _, s := range specs {
 		if b.o.filter != nil && !b.o.filter.MatchString(s.id+" "+s.title) {
