@@ -161,7 +161,7 @@ func SelectWorkloads(list string) ([]Workload, error) {
 // where it is expected safe or its faults strike clients only
 // (Scenario.LeasesHold), the election's checks (election) there too.
 // A violation is named in Broken and refutes a cell expected safe.
-func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.Result, rep checker.Report) report.Result {
+func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.Row, rep checker.Report) report.Row {
 	var r checker.Result
 	switch w.Property {
 	case checker.WriterProgress:
@@ -223,7 +223,7 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 
 // refute names a violated property in res.Broken and refutes res, why
 // first in its note.
-func refute(res report.Result, why string, r checker.Result) report.Result {
+func refute(res report.Row, why string, r checker.Result) report.Row {
 	if len(r.Examples) > 0 {
 		why += " (" + r.Examples[0].Note + ")"
 	}

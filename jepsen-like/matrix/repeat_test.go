@@ -116,7 +116,7 @@ func TestCellTiming(t *testing.T) {
 // The further seeds of an expected-unsafe cell fold into its row: k of n,
 // which seeds, and whatever any of them broke.
 func TestFoldSeeds(t *testing.T) {
-	rs := []report.Result{
+	rs := []report.Row{
 		{Verdict: report.Reproduced},
 		{Verdict: report.Refuted},
 		{Verdict: report.Reproduced, Broken: "lease exclusion: 1 pairs"},
@@ -129,7 +129,7 @@ func TestFoldSeeds(t *testing.T) {
 	if !strings.Contains(row.Broken, "seed 3: lease exclusion") || row.KeysWithoutExpiry != 2 {
 		t.Errorf("folded: broken %q, keys without expiry %d", row.Broken, row.KeysWithoutExpiry)
 	}
-	if len(Failures(report.Matrix{Results: []report.Result{row}})) != 1 {
+	if len(Failures(report.Matrix{Results: []report.Row{row}})) != 1 {
 		t.Error("a property broken under a further seed does not fail the run")
 	}
 }

@@ -146,7 +146,7 @@ type Progress struct {
 	// Elapsed is the cell's wall time (when Done).
 	Elapsed time.Duration
 	// Result is the cell's row (when Done without Err).
-	Result report.Result
+	Result report.Row
 	Err    error
 }
 
@@ -164,8 +164,8 @@ type RunResult struct {
 // but showed a violation of the claim's property (verdict refuted), and the
 // rows of any mode that left lock keys without expiry (a lock that never
 // frees itself is a bug whatever the configuration).
-func Failures(m report.Matrix) []report.Result {
-	var out []report.Result
+func Failures(m report.Matrix) []report.Row {
+	var out []report.Row
 	for _, r := range m.Results {
 		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 || r.Broken != "" {
 			out = append(out, r)
@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (RunResult, error) {
 		}
 	}
 	type slot struct {
-		res  report.Result
+		res  report.Row
 		h    history.History
 		err  error
 		done bool
@@ -252,7 +252,7 @@ feed:
 	// Fold the further seeds into their cell's row.
 	type seeded struct {
 		seed int64
-		res  report.Result
+		res  report.Row
 	}
 	extra := map[int][]seeded{}
 	var extraErrs []error
@@ -275,7 +275,7 @@ feed:
 		default:
 			res := s.res
 			if cfg.Seeds > 1 && !cells[i].Expect().Safe {
-				rs, seeds := []report.Result{res}, []int64{cfg.Seed}
+				rs, seeds := []report.Row{res}, []int64{cfg.Seed}
 				for _, e := range extra[i] {
 					rs, seeds = append(rs, e.res), append(seeds, e.seed)
 				}
@@ -293,7 +293,7 @@ feed:
 // first) into the first one's row: how many reproduced the expectation,
 // under which seeds, and whatever any of them broke (a property broken
 // under any seed fails the run).
-func foldSeeds(rs []report.Result, seeds []int64) report.Result {
+func foldSeeds(rs []report.Row, seeds []int64) report.Row {
 	row := rs[0]
 	row.Seeds = len(rs)
 	row.SeedsReproduced = 0
@@ -333,20 +333,20 @@ type cell struct {
 // RunCell runs one cell on a fresh cluster and checks its history. The row
 // carries a timeline for the HTML page. The cell runs with t paced by its
 // scenario (Cell.CellTiming).
-func RunCell(ctx context.Context, c Cell, t RunTiming, seed int64, checkTimeout time.Duration) (report.Result, history.History, error) {
+func RunCell(ctx context.Context, c Cell, t RunTiming, seed int64, checkTimeout time.Duration) (report.Row, history.History, error) {
 	if err := t.Validate(); err != nil {
-		return report.Result{}, history.History{}, err
+		return report.Row{}, history.History{}, err
 	}
 	ct := c.CellTiming(t)
 	if err := ct.Validate(); err != nil {
-		return report.Result{}, history.History{}, fmt.Errorf("matrix: %v paced: %w", c, err)
+		return report.Row{}, history.History{}, fmt.Errorf("matrix: %v paced: %w", c, err)
 	}
 	if c.Mode.Lock == nil {
-		return report.Result{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
+		return report.Row{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
 	}
 	h, stray, settings, panics, err := runCell(ctx, c, ct, c.seed(seed))
 	if err != nil {
-		return report.Result{}, h, err
+		return report.Row{}, h, err
 	}
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
@@ -439,7 +439,7 @@ func ExpectsProgress(c Cell) bool { return catalog.ExpectsProgress(c.Mode, c.Sce
 
 // judgeMore judges the cell's properties besides its claim's
 // (catalog.Judge).
-func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) report.Result {
+func judgeMore(c Cell, exp Expectation, res report.Row, rep checker.Report) report.Row {
 	return catalog.Judge(c.Mode, c.Scenario, exp, res, rep)
 }
 

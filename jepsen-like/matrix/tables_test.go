@@ -201,7 +201,7 @@ func TestTimingValidate(t *testing.T) {
 }
 
 func TestFailures(t *testing.T) {
-	m := report.Matrix{Results: []report.Result{
+	m := report.Matrix{Results: []report.Row{
 		{Mode: "a", ExpectedSafe: true, Verdict: report.Refuted},
 		{Mode: "b", ExpectedSafe: false, Verdict: report.Refuted},
 		{Mode: "c", ExpectedSafe: true, Verdict: report.Reproduced},
@@ -230,7 +230,7 @@ func cellOf(t *testing.T, mode, scenario string) Cell {
 // Token order judges fenced cells, liveness the cells that expect
 // progress; a clean row stays reproduced and says what it was judged on.
 func TestJudgeMore(t *testing.T) {
-	clean := report.Result{Property: "mutual-exclusion", Acquisitions: 100, Attempts: 100, Availability: 1, ExpectedSafe: true, Verdict: report.Reproduced}
+	clean := report.Row{Property: "mutual-exclusion", Acquisitions: 100, Attempts: 100, Availability: 1, ExpectedSafe: true, Verdict: report.Reproduced}
 	regress := checker.Report{}
 	regress.TokenOrder.Count = 3
 
@@ -266,7 +266,7 @@ func TestJudgeMore(t *testing.T) {
 	if !strings.Contains(r.Broken, "lease exclusion: 2") || !strings.Contains(r.Broken, "loss signal: 1") || r.Verdict != report.Reproduced {
 		t.Errorf("client-pause with two valid leases and a missed signal: broken %q, %s", r.Broken, r.Verdict)
 	}
-	if f := Failures(report.Matrix{Results: []report.Result{r}}); len(f) != 1 {
+	if f := Failures(report.Matrix{Results: []report.Row{r}}); len(f) != 1 {
 		t.Errorf("Failures counts %d rows, want the broken one", len(f))
 	}
 }

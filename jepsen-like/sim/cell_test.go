@@ -127,7 +127,7 @@ func writeReport(base string, c CellRun, v Judgement, replay string) error {
 	if err != nil {
 		return err
 	}
-	if err := (report.Matrix{Seed: int64(c.Seed), Results: []report.Result{res}}).WriteJSON(f); err != nil {
+	if err := (report.Matrix{Seed: int64(c.Seed), Results: []report.Row{res}}).WriteJSON(f); err != nil {
 		_ = f.Close()
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 type Judgement struct {
 	CellResult
 	Report checker.Report
-	Result report.Result
+	Result report.Row
 	// Check is the wall time the checker took.
 	Check time.Duration
 	seed  uint64
@@ -101,7 +101,7 @@ func Judge(c CellRun, out CellResult, opts ...checker.Option) Judgement {
 // lease exclusion is judged (a cell expected safe, or one whose faults
 // strike clients only): a violation is a broken property, and refutes a
 // cell expected safe.
-func judgeInvariant(sc catalog.Scenario, exp catalog.Expectation, res report.Result, inv Invariant) report.Result {
+func judgeInvariant(sc catalog.Scenario, exp catalog.Expectation, res report.Row, inv Invariant) report.Row {
 	if !exp.Safe && !sc.LeasesHold {
 		return res
 	}
