@@ -2,9 +2,9 @@
 // jepsen-like, chaos and bench modules): a type name that several of its
 // packages use for different things (an operation's outcome, a mutant's
 // fate, a simulated run's result) makes a reader stop at every use to ask
-// which one is meant. Each word below names one concept across the whole
-// harness; a package that needs another concept gives it a name that says
-// what it is.
+// which one is meant. Each name in oneMeaning names one concept across the
+// whole harness, declared in one package; a package that needs another
+// concept gives it a name that says what it is.
 package typenames
 
 import (
@@ -20,15 +20,23 @@ import (
 	"testing"
 )
 
-// oneMeaning are the type names declared in at most one harness package,
-// with the concept each names.
-var oneMeaning = map[string]string{
-	"Outcome": "history.Outcome: how one operation ended (ok, fail, unknown)",
-	"Verdict": "checker.Verdict: one check's three-way answer (ok, violated, unknown)",
-	"Report":  "checker.Report: every check over one history",
-	"Kind":    "history.Kind: what one operation did",
-	"Cell":    "matrix.Cell: one mode × scenario × workload of the matrix",
-	"Timing":  "catalog.Timing: the shape of a run a fault plan is laid out in",
+// meaning is what a type name names in the harness: the one package that
+// declares it, and the concept.
+type meaning struct{ home, concept string }
+
+// oneMeaning are the type names that name one concept across the harness;
+// no package but the home declares a type of that name.
+var oneMeaning = map[string]meaning{
+	"Outcome": {"jepsen-like/history", "how one operation ended (ok, fail, unknown)"},
+	"Op":      {"jepsen-like/history", "one operation of a history"},
+	"Kind":    {"jepsen-like/history", "what one operation did"},
+	"Verdict": {"jepsen-like/checker", "one check's three-way answer (ok, violated, unknown)"},
+	"Result":  {"jepsen-like/checker", "one check's result"},
+	"Report":  {"jepsen-like/checker", "every check over one history"},
+	"Cell":    {"jepsen-like/matrix", "one mode × scenario × workload of the matrix"},
+	"Timing":  {"jepsen-like/catalog", "the shape of a run a fault plan is laid out in"},
+	"Locker":  {"jepsen-like/workload", "the lock under test, as a workload takes it"},
+	"Latency": {"chaos", "the fault that delays a node's traffic"},
 }
 
 // repo is the repository's root from this package's directory, and harness
@@ -45,7 +53,7 @@ type decl struct{ pkg, pos string }
 // want found in the non-test Go files under the roots (not in testdata or
 // hidden folders), by name. An alias of another package's type of the same
 // name (Kind = catalog.Kind) re-exports that type and is not counted.
-func typeDecls(t *testing.T, repo string, roots []string, want map[string]string) map[string][]decl {
+func typeDecls(t *testing.T, repo string, roots []string, want map[string]meaning) map[string][]decl {
 	t.Helper()
 	out := map[string][]decl{}
 	fset := token.NewFileSet()
@@ -106,20 +114,14 @@ func reexport(ts *ast.TypeSpec) bool {
 	return ts.Assign.IsValid() && ok && sel.Sel.Name == ts.Name.Name
 }
 
-// clashes returns, for each name declared in more than one package, its
-// declarations.
-func clashes(decls map[string][]decl) map[string][]string {
+// strays returns, by name, the declarations outside the name's home.
+func strays(decls map[string][]decl, want map[string]meaning) map[string][]string {
 	out := map[string][]string{}
 	for name, ds := range decls {
-		pkgs := map[string]bool{}
 		for _, d := range ds {
-			pkgs[d.pkg] = true
-		}
-		if len(pkgs) < 2 {
-			continue
-		}
-		for _, d := range ds {
-			out[name] = append(out[name], d.pos)
+			if d.pkg != want[name].home {
+				out[name] = append(out[name], d.pos)
+			}
 		}
 		slices.Sort(out[name])
 	}
@@ -133,21 +135,22 @@ func TestOneMeaningPerTypeName(t *testing.T) {
 		}
 	}
 	decls := typeDecls(t, repo, harness, oneMeaning)
-	for name, concept := range oneMeaning {
+	for name, m := range oneMeaning {
 		if len(decls[name]) == 0 {
-			t.Errorf("type %s is declared nowhere in the harness; it should name %s (update the list)", name, concept)
+			t.Errorf("type %s is not declared in %s: update the list (it names %s there)", name, m.home, m.concept)
 		}
 	}
-	for name, at := range clashes(decls) {
-		t.Errorf("type %s is declared in several harness packages (%s); it names one concept, %s: give the others a name that says what they are",
-			name, strings.Join(at, ", "), oneMeaning[name])
+	for name, at := range strays(decls, oneMeaning) {
+		m := oneMeaning[name]
+		t.Errorf("type %s is declared outside %s (%s); in the harness it names %s: give the others a name that says what they are",
+			name, m.home, strings.Join(at, ", "), m.concept)
 	}
 }
 
-// The rule itself: two packages declaring one name clash; one package
-// declaring it twice (two files, build tags) does not; a re-export by
-// alias does not.
-func TestClashes(t *testing.T) {
+// The rule itself: a declaration outside the name's home is a stray, in
+// the home (in two files, as with build tags) it is not, nor is a
+// re-export by alias, a test file's or a testdata file's.
+func TestStrays(t *testing.T) {
 	dir := t.TempDir()
 	write := func(rel, src string) {
 		t.Helper()
@@ -165,9 +168,9 @@ func TestClashes(t *testing.T) {
 	write("b/b.go", "package b\nimport \"x/a\"\ntype (\n\tCell = a.Cell\n\tKind int\n)\n")
 	write("b/b_test.go", "package b\ntype Timing struct{}\n")
 	write("b/testdata/c.go", "package c\ntype Timing struct{}\n")
-	want := map[string]string{"Kind": "", "Cell": "", "Timing": ""}
-	got := clashes(typeDecls(t, dir, []string{"a", "b"}, want))
-	if want := []string{"a/a.go:2", "b/b.go:5"}; len(got) != 1 || !slices.Equal(got["Kind"], want) {
-		t.Fatalf("clashes = %v; want Kind alone, in a and b", got)
+	want := map[string]meaning{"Kind": {home: "a"}, "Cell": {home: "a"}, "Timing": {home: "a"}}
+	got := strays(typeDecls(t, dir, []string{"a", "b"}, want), want)
+	if len(got) != 1 || !slices.Equal(got["Kind"], []string{"b/b.go:5"}) {
+		t.Fatalf("strays = %v; want b's Kind alone", got)
 	}
 }
