@@ -114,7 +114,7 @@ type Config struct {
 	Parallel int
 	// Seeds, when above 1, runs every expected-unsafe cell that many
 	// times, under seeds Seed, Seed+1, …, and reports in how many it
-	// reproduced (report.Result.Seeds); expected-safe cells run once.
+	// reproduced (report.Row.Seeds); expected-safe cells run once.
 	Seeds int
 	// UnsafeOnly runs only the cells expected unsafe.
 	UnsafeOnly bool

@@ -50,9 +50,10 @@ var (
 type decl struct{ pkg, pos string }
 
 // typeDecls returns the package-level type declarations of the names in
-// want found in the non-test Go files under the roots (not in testdata or
-// hidden folders), by name. An alias of another package's type of the same
-// name (Kind = catalog.Kind) re-exports that type and is not counted.
+// want found in the non-test Go files under the roots (folders of repo; not
+// in testdata or hidden folders), by name. An alias of another package's
+// type of the same name (sim's Timing = catalog.Timing) re-exports that
+// type and is not counted.
 func typeDecls(t *testing.T, repo string, roots []string, want map[string]meaning) map[string][]decl {
 	t.Helper()
 	out := map[string][]decl{}
