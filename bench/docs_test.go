@@ -42,18 +42,18 @@ func readRepo(t *testing.T, path string) string {
 // them. It fails on a result the table needs and the run lacks.
 func docNumbers(f jsonFile) (string, error) {
 	var missing []string
-	get := func(id string, n, g int, k adapters.Kind, v string) *Result {
+	get := func(id string, n, g int, k adapters.Impl, v string) *CaseRow {
 		if r := find(f.Results, id, n, g, k, v); r != nil {
 			return r
 		}
 		missing = append(missing, fmt.Sprintf("%s N=%d %dg %s %s", id, n, g, k, v))
-		return &Result{}
+		return &CaseRow{}
 	}
 	const ql, rs, rl, raw, rd = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw, adapters.Rueidislock
-	u := func(n, g int, k adapters.Kind, v string) *Result { return get("uncontended", n, g, k, v) }
-	x := func(a, b *Result) string { return fmt.Sprintf("%.2f×", pairedRatio(a, b)) }
+	u := func(n, g int, k adapters.Impl, v string) *CaseRow { return get("uncontended", n, g, k, v) }
+	x := func(a, b *CaseRow) string { return fmt.Sprintf("%.2f×", pairedRatio(a, b)) }
 	// peer is "name rate (ratio)" of a peer against quorumlock's row.
-	peer := func(name string, ours, r *Result) string {
+	peer := func(name string, ours, r *CaseRow) string {
 		return fmt.Sprintf("%s %s (%s)", name, rate(r.OpsPerSec), x(ours, r))
 	}
 	ms := func(us float64) string { return fmt.Sprintf("%.2f ms", us/1e3) }
@@ -92,7 +92,7 @@ func docNumbers(f jsonFile) (string, error) {
 		peer("unbatched", q, u(5, 64, ql, "unbatched"))+", "+peer("redsync", q, u(5, 64, rs, "default")))
 
 	for _, n := range []int{1, 5} {
-		h := func(k adapters.Kind, v string) *Result { return get("handoff", n, handoffWorkers, k, v) }
+		h := func(k adapters.Impl, v string) *CaseRow { return get("handoff", n, handoffWorkers, k, v) }
 		o := h(ql, "default")
 		// The hold is in the case's title ("…, lock held 1ms").
 		_, hold, _ := strings.Cut(o.Title, "lock held ")
@@ -108,7 +108,7 @@ func docNumbers(f jsonFile) (string, error) {
 			fmt.Sprintf("%s/s, gap p50 %s, fairness %.2f", rate(o.OpsPerSec), ms(opt(o.GapP50us)), opt(o.Fairness)), against)
 	}
 
-	fz := func(id string, k adapters.Kind, v string) *Result { return get(id, 5, 1, k, v) }
+	fz := func(id string, k adapters.Impl, v string) *CaseRow { return get(id, 5, 1, k, v) }
 	o, slow, tuned := fz("frozen-2of5", ql, "default"), fz("frozen-2of5", rs, "default"), fz("frozen-2of5", rs, "ctx-timeouts")
 	row("2 of 5 nodes frozen (SIGSTOP): Lock", fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", o.P50us/1e3, o.P99us/1e3),
 		fmt.Sprintf("redsync p50 %.1f s, p99 %.1f s on go-redis defaults, p50 %.0f ms on our settings", slow.P50us/1e6, slow.P99us/1e6, tuned.P50us/1e3))

@@ -9,7 +9,7 @@ var elecproofMutants = []Mutant{
 		File:  "quorum/election.go",
 		Old:   "number: lease.Token(), elected:",
 		New:   "number: lease.Token() >> 8, elected:",
-		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+		Cells: []CellID{{"redlock-3", "baseline", "election"}},
 	},
 	{
 		Name:  "election-term-decreasing",
@@ -17,7 +17,7 @@ var elecproofMutants = []Mutant{
 		File:  "quorum/election.go",
 		Old:   "func (t *Term) Token() int64 { return t.number }",
 		New:   "func (t *Term) Token() int64 { return 1<<60 - t.number }",
-		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+		Cells: []CellID{{"redlock-3", "baseline", "election"}},
 	},
 	{
 		Name:  "election-loss-untold",
@@ -25,7 +25,7 @@ var elecproofMutants = []Mutant{
 		File:  "quorum/election.go",
 		Old:   "func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }",
 		New:   "func (t *Term) Done() <-chan struct{} { return make(chan struct{}) }",
-		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+		Cells: []CellID{{"redlock-3", "holder-isolated", "election"}},
 		CI:    true,
 	},
 	{
@@ -34,7 +34,7 @@ var elecproofMutants = []Mutant{
 		File:  "quorum/election.go",
 		Old:   "case out <- noTerm(ch):",
 		New:   "case out <- noTerm(last):",
-		Cells: []Cell{{"redlock-3", "baseline", "election"}},
+		Cells: []CellID{{"redlock-3", "baseline", "election"}},
 	},
 	{
 		Name:  "campaign-polls-slowly",
@@ -42,6 +42,6 @@ var elecproofMutants = []Mutant{
 		File:  "quorum/waiter.go",
 		Old:   "\tt := time.NewTimer(d)\n\tdefer t.Stop()\n\tfor {\n\t\tselect {\n\t\tcase <-k.signal():\n",
 		New:   "\tt := time.NewTimer(10 * time.Second)\n\tdefer t.Stop()\n\tfor {\n\t\tselect {\n\t\tcase <-make(chan struct{}):\n",
-		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}, {"redlock-3", "baseline", "election"}},
+		Cells: []CellID{{"redlock-3", "holder-isolated", "election"}, {"redlock-3", "baseline", "election"}},
 	},
 }
