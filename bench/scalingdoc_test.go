@@ -33,7 +33,7 @@ func scalingDoc(f jsonFile) (core, masters string, err error) {
 		{fmt.Sprintf("clusters of %d masters, no restart check (defaults: fsync-always)", scaleMasters), scaleClusters, scaleGoroutines},
 		{"the same", scaleClustersFull, scaleMasters * scaleGoroutines},
 	}
-	got := make([]*Result, len(rows))
+	got := make([]*CaseRow, len(rows))
 	for i, r := range rows {
 		if got[i] = find(f.Results, scalingCaseID, scaleNodes, r.goroutines, adapters.Quorumlock, r.variant); got[i] == nil || got[i].ServersCPUusPerOp <= 0 {
 			return "", "", fmt.Errorf("the run lacks the scaling case's %q row", r.variant)

@@ -199,7 +199,7 @@ func verdicts(m report.Matrix) string {
 		}
 	}
 	b.WriteString("\n\n")
-	b.WriteString(grid(m.Results, func(r report.Result) string {
+	b.WriteString(grid(m.Results, func(r report.Row) string {
 		mark := report.GridMark(r)
 		if mark == "✗" {
 			mark += fmt.Sprintf(" %d/%d/%d", r.Violations, r.LostUpdates, r.StaleAccepted)
@@ -213,7 +213,7 @@ func verdicts(m report.Matrix) string {
 // of scenarios × modes (the modes and scenarios that have a cell, in the
 // catalog's order), then each lock kind's cells on a line of their own;
 // mark is what a cell shows.
-func grid(rows []report.Result, mark func(report.Result) string) string {
+func grid(rows []report.Row, mark func(report.Row) string) string {
 	type key struct{ mode, scenario string }
 	marks := map[key]string{}
 	var kinds []string
@@ -352,7 +352,7 @@ func seedsTable(m report.Matrix) (string, error) {
 	} else {
 		fmt.Fprintf(&b, " ‼ broke a judged property under some seed (the JSON's `broken` says which, under which seed): %s.\n\n", strings.Join(broken, ", "))
 	}
-	b.WriteString(grid(m.Results, report.Result.SeedsCell))
+	b.WriteString(grid(m.Results, report.Row.SeedsCell))
 	return b.String(), nil
 }
 
