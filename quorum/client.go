@@ -18,6 +18,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum/admin"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // Errors. Failures to obtain a lock wrap ErrNotObtained joined with one
@@ -71,10 +72,10 @@ type config struct {
 	clock          drift.Clock
 	prefix         string
 	noBatch        bool
-	observer       Observer     // WithObserver, WithLogger; nil: none
-	safety         safetyConfig // WithReplicaAck, WithRestartDetection, WithPreflight
-	label          string       // WithLabel
-	logger         *slog.Logger // WithLogger, for warnings outside the observer
+	observer       observe.Observer // WithObserver, WithLogger; nil: none
+	safety         safetyConfig     // WithReplicaAck, WithRestartDetection, WithPreflight
+	label          string           // WithLabel
+	logger         *slog.Logger     // WithLogger, for warnings outside the observer
 	labelSet       bool
 	dialCheck      time.Duration // WithDialCheck; 0: off
 	functions      int8          // WithFunctions: 0 unset, 1 on, -1 off

@@ -57,10 +57,10 @@
 // go-redis logs through one process-global logger, to stderr: a line per
 // failed dial, until as many dials as its pool holds failed in a row (a few
 // dozen lines per dead node, again after each recovery). Route it to slog
-// (see RedisLogger), or discard it, once at start:
+// (see observe.RedisLogger), or discard it, once at start:
 //
-//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
-//	redis.SetLogger(quorum.RedisLogger{}) // discard
+//	redis.SetLogger(observe.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
+//	redis.SetLogger(observe.RedisLogger{}) // discard
 //
 // # Leases
 //
@@ -110,8 +110,8 @@
 // # Observability
 //
 // WithObserver receives every operation's outcome (attempts with per-node
-// votes, waits, renewals, releases with hold times, lost leases); package
-// otelquorum turns them into OpenTelemetry metrics and spans. WithLogger
+// votes, waits, renewals, releases with hold times, lost leases) as the
+// events of package quorum/observe; package otelquorum turns them into OpenTelemetry metrics and spans. WithLogger
 // logs them through log/slog. Both are off by default and cost nothing then.
 //
 // # Client settings
