@@ -101,9 +101,10 @@
 //
 // WithOwner makes acquisitions reentrant for an explicit owner. MutexAll
 // holds several resources at once or none. RWMutex admits many readers or
-// one writer; FairMutex serves waiters in arrival order. A Policy decides
-// how many nodes may fail (Majority: RedLock; All: MultiLock) and how long
-// each node call may take. Do runs a function under the lock. The
+// one writer; FairMutex serves waiters in arrival order. The policy
+// (WithPolicy, a multilock.Policy) decides how many nodes may fail
+// (Majority: RedLock; All: MultiLock) and how long each node call may
+// take. Do runs a function under the lock. The
 // operator's tools (preflight Check, Inspect, List, ForceUnlock) are in
 // package quorum/admin, reached through Client.Admin.
 //

@@ -62,18 +62,18 @@ type Election struct {
 	m    *Mutex
 }
 
-// Election returns the election called name. Of the lock options only
-// WithLockTTL applies: how long a term lives on the nodes without renewal.
-// A leader that dies is replaced at most this long (plus the retry
-// interval when no follower hears of it) later; the watchdog renews every
-// TTL/3. Default the client's TTL (WithTTL).
-func (c *Client) Election(name string, opts ...MutexOption) (*Election, error) {
+// Election returns the election called name. Of the options only WithTTL
+// applies: how long a term lives on the nodes without renewal. A leader
+// that dies is replaced at most this long (plus the retry interval when no
+// follower hears of it) later; the watchdog renews every TTL/3. Default
+// the client's TTL.
+func (c *Client) Election(name string, opts ...Option) (*Election, error) {
 	if name == "" {
 		return nil, errors.New("quorumlock: empty election name")
 	}
-	var cfg mutexConfig
-	for _, o := range opts {
-		o(&cfg)
+	cfg, err := lockOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case cfg.owner != "":

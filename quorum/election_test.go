@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func mustElection(t *testing.T, c *Client, name string, opts ...MutexOption) *Election {
+func mustElection(t *testing.T, c *Client, name string, opts ...Option) *Election {
 	t.Helper()
 	e, err := c.Election(name, opts...)
 	if err != nil {
@@ -336,7 +336,7 @@ func TestRunLeaderErrorAndOptions(t *testing.T) {
 	if _, err := e.Leader(t.Context()); !errors.Is(err, ErrNoLeader) {
 		t.Errorf("after RunLeader returned: %v, want ErrNoLeader", err)
 	}
-	if _, err := c.Election("x", WithLockTTL(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithLockTTL") {
+	if _, err := c.Election("x", WithTTL(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithTTL") {
 		t.Errorf("negative TTL: %v", err)
 	}
 	if _, err := c.Election(""); err == nil {

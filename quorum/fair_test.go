@@ -30,7 +30,7 @@ var (
 	_ handoffLocker    = (*FairMutex)(nil)
 )
 
-func mustFair(t *testing.T, c *Client, name string, opts ...MutexOption) *FairMutex {
+func mustFair(t *testing.T, c *Client, name string, opts ...Option) *FairMutex {
 	t.Helper()
 	f, err := c.FairMutex(name, opts...)
 	if err != nil {

@@ -34,7 +34,7 @@ func newClient(t *testing.T, clients []redis.UniversalClient, opts ...Option) *C
 	return c
 }
 
-func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex {
+func mustMutex(t *testing.T, c *Client, name string, opts ...Option) *Mutex {
 	t.Helper()
 	m, err := c.Mutex(name, opts...)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // optionErr is err, an option's invalid value, named after the option:
-// "quorumlock: WithLockTTL(1ms): ttl 1ms is not larger than ...".
+// "quorumlock: WithTTL(1ms): ttl 1ms is not larger than ...".
 func optionErr(option string, err error) error {
 	return oneline.Wrap(errors.New("quorumlock: "+option), err)
 }

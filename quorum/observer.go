@@ -38,7 +38,7 @@ func addObserver(cur, o observe.Observer) observe.Observer {
 // Several may be added; they are called in order. Default none: without an
 // observer or a logger the hooks cost one nil check and allocate nothing.
 func WithObserver(o observe.Observer) Option {
-	return func(c *config) { c.observer = addObserver(c.observer, o) }
+	return func(c *config) { c.onlyClient("WithObserver"); c.observer = addObserver(c.observer, o) }
 }
 
 // WithLogger logs lock operations to l: attempts, acquisitions, renewals
@@ -46,6 +46,7 @@ func WithObserver(o observe.Observer) Option {
 // at Error. Default none (silent); a nil l logs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
+		c.onlyClient("WithLogger")
 		if l != nil {
 			c.observer = addObserver(c.observer, logObserver{l})
 			c.logger = l // for the self-wait warning
