@@ -89,9 +89,6 @@ func (c *Client) Election(name string, opts ...Option) (*Election, error) {
 	return &Election{c: c, name: name, m: m}, nil
 }
 
-// Name is the election's name.
-func (e *Election) Name() string { return e.name }
-
 // Campaign waits until this campaigner is elected or ctx ends, and returns
 // its term with value published as the leader's. It waits as Mutex.Lock
 // does: woken by pub/sub when the leader resigns, else at the leader's
@@ -323,7 +320,9 @@ type electionError struct {
 func (e *electionError) Error() string   { return e.msg }
 func (e *electionError) Unwrap() []error { return e.errs }
 
-// LeaderInfo is the current leader as a quorum of nodes sees it.
+// LeaderInfo is the current leader as a quorum of nodes sees it. Its zero
+// value (Token 0: no term has that number) means no leader, as Observe
+// delivers it.
 type LeaderInfo struct {
 	Token int64  // the leader's term number, its fencing token (Term.Token)
 	Value string // its value
@@ -461,17 +460,10 @@ func (m *Mutex) driftAllowance() time.Duration {
 	return time.Duration(float64(m.ttl())*m.c.cfg.factor) + 2*time.Millisecond
 }
 
-// LeaderChange is one change of leadership that Observe delivers.
-type LeaderChange struct {
-	// Leader is the new leader, or the zero value (with NoLeader) when the
-	// last delivered term ended and no new term holds a quorum yet.
-	Leader   LeaderInfo
-	NoLeader bool
-}
-
 // Observe delivers the election's leadership changes until ctx ends or the
-// client is closed; then the channel is closed. The first value is the
-// state at the start (a leader, or NoLeader).
+// client is closed; then the channel is closed. Each is the new leader, or
+// the zero LeaderInfo when the last delivered term ended and no new term
+// holds a quorum yet. The first value is the state at the start.
 //
 // Changes come in term order: a delivered term is never followed by an
 // older one, and a Proclaim within a term is delivered as a new value of
@@ -484,8 +476,8 @@ type LeaderChange struct {
 // the nodes, or one that did not take from the channel), only the latest
 // is. The channel holds one change: a slow reader gets the latest state,
 // not a backlog.
-func (e *Election) Observe(ctx context.Context) <-chan LeaderChange {
-	out := make(chan LeaderChange)
+func (e *Election) Observe(ctx context.Context) <-chan LeaderInfo {
+	out := make(chan LeaderInfo)
 	stop, ok := e.c.startObserver()
 	if !ok {
 		close(out)
@@ -495,7 +487,14 @@ func (e *Election) Observe(ctx context.Context) <-chan LeaderChange {
 	return out
 }
 
-func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<- LeaderChange) {
+// leaderChange is what observe last read: a leader, or none after the
+// term of Leader.Token (kept to order what follows).
+type leaderChange struct {
+	Leader   LeaderInfo
+	NoLeader bool
+}
+
+func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<- LeaderInfo) {
 	defer e.c.wg.Done()
 	defer close(out)
 	signal := make(chan struct{}, 1)
@@ -510,13 +509,13 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 		}
 	}()
 	var (
-		last      LeaderChange
+		last      leaderChange
 		delivered bool
 	)
 	for {
 		info, err := e.Leader(ctx)
 		next := e.c.jitter(e.c.cfg.retryInterval)
-		var ch LeaderChange
+		var ch leaderChange
 		send := false
 		switch {
 		case err == nil:
@@ -524,7 +523,7 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 				// Look again when the term would run out unrenewed.
 				next = max(info.TimeLeft, 5*time.Millisecond)
 			}
-			ch = LeaderChange{Leader: info}
+			ch = leaderChange{Leader: info}
 			switch {
 			case !delivered:
 				send = true
@@ -535,7 +534,7 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 				send = info.Token > last.Leader.Token || info.Token == last.Leader.Token && info.rev > last.Leader.rev
 			}
 		case errors.Is(err, ErrNoLeader):
-			ch = LeaderChange{Leader: LeaderInfo{Token: last.Leader.Token}, NoLeader: true}
+			ch = leaderChange{Leader: LeaderInfo{Token: last.Leader.Token}, NoLeader: true}
 			send = !delivered || !last.NoLeader
 		}
 		if send {
@@ -564,13 +563,13 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 	}
 }
 
-// noTerm is the change as the user sees it: a NoLeader change carries the
-// zero LeaderInfo (the term kept internally only orders what follows).
-func noTerm(ch LeaderChange) LeaderChange {
+// noTerm is the change as the user sees it: no leader is the zero
+// LeaderInfo (the term kept internally only orders what follows).
+func noTerm(ch leaderChange) LeaderInfo {
 	if ch.NoLeader {
-		ch.Leader = LeaderInfo{}
+		return LeaderInfo{}
 	}
-	return ch
+	return ch.Leader
 }
 
 // observers: the stop signal of Observe's goroutines, closed by Close.

@@ -153,7 +153,7 @@ func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 	defer cancel()
 	select {
 	case ch := <-reader.Observe(octx):
-		if ch.NoLeader || ch.Leader.Token != term.Token() || ch.Leader.Value != "v1" {
+		if ch.Token != term.Token() || ch.Value != "v1" {
 			t.Fatalf("Observe's first change %+v, want term %d value v1", ch, term.Token())
 		}
 	case <-time.After(20 * time.Second):

@@ -201,7 +201,7 @@ func TestElectionObserveAndLeader(t *testing.T) {
 		t.Fatalf("Leader before any campaign: %v, want ErrNoLeader", err)
 	}
 	ch := e.Observe(ctx)
-	next := func(what string) LeaderChange {
+	next := func(what string) LeaderInfo {
 		t.Helper()
 		select {
 		case x, ok := <-ch:
@@ -212,16 +212,16 @@ func TestElectionObserveAndLeader(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: nothing delivered", what)
 		}
-		return LeaderChange{}
+		return LeaderInfo{}
 	}
-	if x := next("start"); !x.NoLeader {
-		t.Fatalf("first change %+v, want NoLeader", x)
+	if x := next("start"); x != (LeaderInfo{}) {
+		t.Fatalf("first change %+v, want the zero LeaderInfo (no leader)", x)
 	}
 	term, err := e.Campaign(ctx, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := next("elected"); x.NoLeader || x.Leader.Token != term.Token() || x.Leader.Value != "v1" || x.Leader.TimeLeft <= 0 {
+	if x := next("elected"); x == (LeaderInfo{}) || x.Token != term.Token() || x.Value != "v1" || x.TimeLeft <= 0 {
 		t.Fatalf("after Campaign: %+v, want term %d value v1", x, term.Token())
 	}
 	if err := term.Proclaim(ctx, "v2"); err != nil {
@@ -230,7 +230,7 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if term.Value() != "v2" {
 		t.Errorf("Value %q after Proclaim", term.Value())
 	}
-	if x := next("proclaimed"); x.Leader.Token != term.Token() || x.Leader.Value != "v2" {
+	if x := next("proclaimed"); x.Token != term.Token() || x.Value != "v2" {
 		t.Fatalf("after Proclaim: %+v", x)
 	}
 	if info, err := e.Leader(ctx); err != nil || info.Value != "v2" || info.Token != term.Token() {
@@ -239,8 +239,8 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if err := term.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if x := next("resigned"); !x.NoLeader {
-		t.Fatalf("after Resign: %+v, want NoLeader", x)
+	if x := next("resigned"); x != (LeaderInfo{}) {
+		t.Fatalf("after Resign: %+v, want the zero LeaderInfo (no leader)", x)
 	}
 	oc := newClient(t, clients)
 	other := mustElection(t, oc, "obs")
@@ -248,7 +248,7 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := next("second"); x.Leader.Token != t2.Token() || t2.Token() <= term.Token() || x.Leader.Value != "w" {
+	if x := next("second"); x.Token != t2.Token() || t2.Token() <= term.Token() || x.Value != "w" {
 		t.Fatalf("second term: %+v (term %d after %d)", x, t2.Token(), term.Token())
 	}
 	if err := t2.Resign(ctx); err != nil {

@@ -98,7 +98,7 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	term, err := campaign(ctx, e, *value, *wait)
+	term, err := campaign(ctx, e, name, *value, *wait)
 	if err != nil {
 		return err
 	}
@@ -148,8 +148,9 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// campaign waits to be elected (at most wait when positive).
-func campaign(ctx context.Context, e *quorum.Election, value string, wait time.Duration) (*quorum.Term, error) {
+// campaign waits to be elected in e, the election called name (at most
+// wait when positive).
+func campaign(ctx context.Context, e *quorum.Election, name, value string, wait time.Duration) (*quorum.Term, error) {
 	wctx := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
@@ -164,7 +165,7 @@ func campaign(ctx context.Context, e *quorum.Election, value string, wait time.D
 		return nil, &exitError{code: exitPermanent, msg: message("elect", err.Error())}
 	}
 	if ctx.Err() == nil && errors.Is(err, quorum.ErrNotObtained) && wctx.Err() != nil {
-		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("not elected leader of %q within %v: %v", e.Name(), wait, err)}
+		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("not elected leader of %q within %v: %v", name, wait, err)}
 	}
 	return nil, err
 }

@@ -133,8 +133,8 @@ func (l electionLocker) Observe(ctx context.Context) <-chan Observation {
 			if n > lag {
 				o.From = ready[0]
 			}
-			if !ch.NoLeader {
-				o.Term, o.Value = uint64(max(ch.Leader.Token, 0)), ch.Leader.Value
+			if ch != (quorum.LeaderInfo{}) {
+				o.Term, o.Value = uint64(max(ch.Token, 0)), ch.Value
 			}
 			select {
 			case out <- o:
