@@ -52,7 +52,7 @@ func TestNameAndTTLLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(t.Context())
+	defer term.Unlock(t.Context())
 
 	long := MaxTTL + time.Hour
 	if _, err := New([]redis.UniversalClient{rc}, WithTTL(long)); err == nil || !strings.Contains(err.Error(), "WithTTL") || !strings.Contains(err.Error(), "MaxTTL") {

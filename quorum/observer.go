@@ -169,7 +169,7 @@ func (l *Lease) observedRelease(ctx context.Context, ended error) (bool, error) 
 // called once, with the lease's mutex not held.
 func (l *Lease) observeEnd(cause error) {
 	o := l.m.c.cfg.observer
-	if o == nil || errors.Is(cause, ErrUnlocked) || errors.Is(cause, ErrClosed) {
+	if o == nil || errors.Is(cause, ErrUnlocked) || errors.Is(cause, ErrResigned) || errors.Is(cause, ErrClosed) {
 		return // an end the holder asked for: its release is observed
 	}
 	now := time.Now()

@@ -103,7 +103,7 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "quorumlock elect: leader of %q, term %d\n", name, term.Token())
-	resign := func() error { return term.Resign(context.WithoutCancel(ctx)) }
+	resign := func() error { return term.Unlock(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
