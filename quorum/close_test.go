@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // Close ends every lease of the client: Done closes, Context is cancelled,
@@ -184,8 +185,8 @@ type releaseSpans struct {
 	spans [][2]time.Time
 }
 
-func (r *releaseSpans) Observe(_ context.Context, e Event) {
-	if e.Op != OpRelease {
+func (r *releaseSpans) Observe(_ context.Context, e observe.Event) {
+	if e.Op != observe.OpRelease {
 		return
 	}
 	r.mu.Lock()

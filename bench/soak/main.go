@@ -440,7 +440,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 			cancel()
 			if ctx.Err() != nil {
 				if err == nil {
-					_ = t.Resign(context.Background())
+					_ = t.Unlock(context.Background())
 				}
 				return
 			}
@@ -450,7 +450,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 				return
 			}
 			time.Sleep(time.Duration(20+rng.IntN(30)) * time.Millisecond)
-			if err := t.Resign(ctx); err != nil && ctx.Err() == nil {
+			if err := t.Unlock(ctx); err != nil && ctx.Err() == nil {
 				counts["election"].fail(fmt.Errorf("resign: %w", err))
 			}
 		}

@@ -27,6 +27,7 @@ var notYetMerged = []string{}
 var libraryPackages = map[string]string{
 	"quorum":     "quorum",
 	"admin":      "quorum/admin",
+	"observe":    "quorum/observe",
 	"node":       "node",
 	"multilock":  "multilock",
 	"drift":      "drift",

@@ -205,7 +205,7 @@ func (k LockKind) CounterLock(name string) string {
 // leases from it and needs it). For Batched the Locker is a
 // Fanout of BatchCallers callers; worker is then the client's index.
 func QuorumKind(qc *quorum.Client, k LockKind, name string, worker int, leaseTime time.Duration) (Locker, error) {
-	var opts []quorum.MutexOption
+	var opts []quorum.Option
 	if leaseTime > 0 && !k.Watchdog() {
 		opts = append(opts, quorum.WithLeaseTime(leaseTime))
 	}
@@ -264,7 +264,7 @@ func QuorumKind(qc *quorum.Client, k LockKind, name string, worker int, leaseTim
 		if leaseTime <= 0 {
 			return nil, errors.New("workload: the ttls workload needs the run's lease time")
 		}
-		short, err := qc.Mutex(name, quorum.WithLockTTL(TTLsShort(leaseTime)))
+		short, err := qc.Mutex(name, quorum.WithTTL(TTLsShort(leaseTime)))
 		if err != nil {
 			return nil, err
 		}
