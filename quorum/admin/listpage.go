@@ -177,7 +177,8 @@ const maxListNodes = 64
 
 var errManyNodes = fmt.Errorf("quorumlock: a listing walks at most %d nodes", maxListNodes)
 
-var errCursor = errors.New("quorumlock: list cursor is malformed: pass Page.Next as it came, or \"\" to start over")
+// ErrCursor is ListPage's error for a cursor that is not a Page.Next.
+var ErrCursor = errors.New("quorumlock: list cursor is malformed: pass Page.Next as it came, or \"\" to start over")
 
 func parseCursor(c string, nodes int) (position, error) {
 	if c == "" {
@@ -185,11 +186,11 @@ func parseCursor(c string, nodes int) (position, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return position{}, errCursor
+		return position{}, ErrCursor
 	}
 	f := strings.SplitN(string(b), ".", 6)
 	if len(f) != 6 || f[0] != cursorVersion {
-		return position{}, errCursor
+		return position{}, ErrCursor
 	}
 	var p position
 	var e [4]error
@@ -199,7 +200,7 @@ func parseCursor(c string, nodes int) (position, error) {
 	p.skipped, e[3] = strconv.ParseUint(f[4], 16, 64)
 	p.after = f[5]
 	if errors.Join(e[:]...) != nil || p.node < 0 || p.node >= nodes || p.shard < 0 {
-		return position{}, errCursor
+		return position{}, ErrCursor
 	}
 	return p, nil
 }
