@@ -69,3 +69,28 @@ func lockName(open, key string) (string, bool) {
 	}
 	return untagged(name[:len(name)-1]), true
 }
+
+// Exist reports, for each of names, whether its lock key exists on this
+// node (held, a leftover, or a force-unlock's tombstone), in one pipeline:
+// far cheaper than Inspect, for a caller that only needs to know whether
+// this node has seen the name.
+func (n *Node) Exist(ctx context.Context, names []string) ([]bool, error) {
+	cmds := make([]*redis.IntCmd, len(names))
+	err := n.call(ctx, func(ctx context.Context) error {
+		_, err := n.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, name := range names {
+				cmds[i] = p.Exists(ctx, n.Keys(name).Lock)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(names))
+	for i, c := range cmds {
+		out[i] = c.Val() > 0
+	}
+	return out, nil
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quorumlock/quorumlock/internal/fanout"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 )
@@ -38,8 +39,8 @@ const scanStep = 256
 //
 // The walk visits the nodes one after another in the client's order, each
 // with its SCAN cursor (every master of a Cluster client in turn), and lists
-// a name on the first node in that order that holds it: a name held on any
-// node is listed, and once. Like SCAN itself, the walk promises this only
+// a name on the first node in that order that has its key: a name held on
+// any node is listed, and once. Like SCAN itself, the walk promises this only
 // for names that stay put while it runs: a name taken or released meanwhile
 // may be missed or come back on a later page, and a node that does not
 // answer an inspection on one page and does on another may bring a name
@@ -113,16 +114,19 @@ func (t *Tools) walk(ctx context.Context, pattern string, pos position, limit in
 		for len(names) > 0 && len(locks) < limit {
 			batch := names[:min(len(names), limit-len(locks))]
 			names = names[len(batch):]
-			ins := t.inspectKnown(ctx, batch, errs)
-			for _, in := range ins {
+			pos.after = batch[len(batch)-1]
+			batch = t.notListedYet(ctx, batch, pos, errs)
+			if len(batch) == 0 {
+				continue
+			}
+			for _, in := range t.inspectKnown(ctx, batch, errs) {
 				// A name found by the scan may be gone by the time it is
 				// read (released, expired, or only a force-unlock's
 				// tombstone): leave out what is free.
-				if in.Verdict != Free && listedBy(in, pos) == pos.node {
+				if in.Verdict != Free {
 					locks = append(locks, in)
 				}
 			}
-			pos.after = batch[len(batch)-1]
 		}
 		if len(names) > 0 {
 			break // the page is full inside this step
@@ -141,16 +145,44 @@ func (t *Tools) walk(ctx context.Context, pattern string, pos position, limit in
 	return locks, pos
 }
 
-// listedBy is the node whose walk lists in: the first answering node
-// holding it whose SCAN did not fail earlier in the walk (such a node
-// listed nothing), or the node being walked when none holds it any more.
-func listedBy(in Inspection, pos position) int {
-	for i, s := range in.Nodes {
-		if s.Answered() && s.Present && pos.skipped&(1<<i) == 0 {
-			return i
+// notListedYet is the names of batch, found on node pos.node, whose lock
+// key is on none of the nodes walked before it: the others were listed
+// there. A key is asked for by a pipelined EXISTS, far cheaper than
+// inspecting a name again on every node. A node whose SCAN failed earlier
+// in the walk listed nothing and is not asked; one that does not answer
+// now has its error put in errs and lists nothing (so a name may come
+// twice, never be lost).
+func (t *Tools) notListedYet(ctx context.Context, batch []string, pos position, errs []error) []string {
+	if pos.node == 0 {
+		return batch
+	}
+	seen := make([][]bool, pos.node)
+	failed := fanout.All(pos.node, func(i int) error {
+		if errs[i] != nil || pos.skipped&(1<<i) != 0 {
+			return nil
+		}
+		nctx, cancel := context.WithTimeout(ctx, inspectNodeTimeout)
+		defer cancel()
+		var err error
+		seen[i], err = t.nodes[i].Exist(nctx, batch)
+		return err
+	})
+	for i, e := range failed {
+		if e != nil {
+			errs[i] = e
 		}
 	}
-	return pos.node
+	var out []string
+next:
+	for j, name := range batch {
+		for _, s := range seen {
+			if s != nil && s[j] {
+				continue next
+			}
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // position is where a walk stands: on node node, its shard shard, at SCAN
