@@ -42,9 +42,10 @@ const scanStep = 256
 // a name on the first node in that order that has its key: a name held on
 // any node is listed, and once. Like SCAN itself, the walk promises this only
 // for names that stay put while it runs: a name taken or released meanwhile
-// may be missed or come back on a later page, and a node that does not
-// answer an inspection on one page and does on another may bring a name
-// back. A node whose SCAN fails is skipped for the rest of the walk (the
+// may be missed or come back on a later page, as may a name while a node's
+// key space shrinks (SCAN may then return a key twice), and a name comes
+// back when an earlier node does not answer whether it has the name's key.
+// A node whose SCAN fails is skipped for the rest of the walk (the
 // names only it holds are not listed) and named in the returned error as a
 // *multilock.NodeError, with the page still returned; so is a node that
 // did not answer this page's inspections (its NodeState.Err is set).
