@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -35,6 +36,16 @@ func TestListPage(t *testing.T) {
 	add("n1", 10, admin.MinorityOnly, 1)
 	add("n2", 10, admin.MinorityOnly, 2)
 	add("n12", 10, admin.HeldByQuorum, 1, 2)
+	// Only a force-unlock's tombstone on node 0, held on nodes 1 and 2:
+	// node 0's walk lists it (its key is there), node 1's does not again.
+	for i := range 5 {
+		name := fmt.Sprintf("p/tomb/%02d", i)
+		if _, err := c.nodes[0].ForceRelease(ctx, name, node.Force{By: "ops", Hold: 30 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		leftover(t, c, name, "owner-tomb", 30*time.Second, 1, 2)
+		want[name] = admin.HeldByQuorum
+	}
 	leftover(t, c, "other", "o", 30*time.Second, 0, 1, 2) // outside the pattern
 	// Unrelated keys make node 1's walk take several SCAN steps.
 	for i := range 2000 {
