@@ -55,6 +55,7 @@ func TestListPage(t *testing.T) {
 	walk := func(t *testing.T, limit int) (map[string]admin.Verdict, int, error) {
 		t.Helper()
 		got := map[string]admin.Verdict{}
+		repeats := 0
 		cursor, pages := "", 0
 		var errs []error
 		for {
@@ -69,7 +70,13 @@ func TestListPage(t *testing.T) {
 			}
 			for _, in := range p.Locks {
 				if _, dup := got[in.Name]; dup {
-					t.Fatalf("%q listed twice (page %d)", in.Name, pages)
+					// SCAN may return a key twice while a node's table
+					// is rehashing; a walk that loses its place within a
+					// SCAN step repeats on nearly every page.
+					repeats++
+					if repeats > len(want)/4 {
+						t.Fatalf("%d names listed twice (the last %q, page %d)", repeats, in.Name, pages)
+					}
 				}
 				got[in.Name] = in.Verdict
 			}

@@ -40,11 +40,12 @@ const scanStep = 256
 // The walk visits the nodes one after another in the client's order, each
 // with its SCAN cursor (every master of a Cluster client in turn), and lists
 // a name on the first node in that order that has its key: a name held on
-// any node is listed, and once. Like SCAN itself, the walk promises this only
-// for names that stay put while it runs: a name taken or released meanwhile
-// may be missed or come back on a later page, as may a name while a node's
-// key space shrinks (SCAN may then return a key twice), and a name comes
-// back when an earlier node does not answer whether it has the name's key.
+// any node is listed. Like SCAN itself, the walk promises this only for
+// names that stay put while it runs: a name taken or released meanwhile may
+// be missed or come back on a later page. A name may also come back while a
+// node's table is resized (SCAN may then return a key twice), and when an
+// earlier node does not answer whether it has the name's key: a caller
+// that needs each name once keeps the names it has seen.
 // A node whose SCAN fails is skipped for the rest of the walk (the
 // names only it holds are not listed) and named in the returned error as a
 // *multilock.NodeError, with the page still returned; so is a node that
