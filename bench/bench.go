@@ -18,9 +18,9 @@ import (
 
 // entry is one implementation (with its tuning) in one case.
 type entry struct {
-	impl    adapters.Kind
+	impl    adapters.Impl
 	variant string // "default", "retry-5ms", "ctx-timeouts", "fencing", …
-	locker  adapters.Locker
+	locker  adapters.Maker
 	rounds  int // at most this many rounds (0: all); for peers that take seconds per op
 	samples []sample
 }
@@ -63,7 +63,7 @@ type bench struct {
 	servers []*localredis.Server
 	log     io.Writer
 	clients []redis.UniversalClient
-	lockers []adapters.Locker
+	lockers []adapters.Maker
 }
 
 // clientSet is how an implementation talks to the nodes.
@@ -278,9 +278,9 @@ func plural(n int) string {
 	return "s"
 }
 
-// all runs every selected case and returns one Result per case × entry.
-func (b *bench) all(ctx context.Context) ([]Result, error) {
-	var res []Result
+// all runs every selected case and returns one CaseRow per case × entry.
+func (b *bench) all(ctx context.Context) ([]CaseRow, error) {
+	var res []CaseRow
 	specs := b.specs()
 	for _, s := range specs {
 		if b.o.filter != nil && !b.o.filter.MatchString(s.id+" "+s.title) {

@@ -19,7 +19,7 @@ import (
 // numbers are generated from (path from the repository's root).
 const benchRun = "docs/results/bench.json"
 
-var updateDocs = flag.Bool("update", false, "rewrite the generated numbers of docs/performance.md from "+benchRun)
+var updateDocs = flag.Bool("update", false, "rewrite the generated numbers of docs/performance.md and docs/scaling.md from "+benchRun)
 
 // The markers around the generated numbers in docs/performance.md.
 const (
@@ -42,18 +42,18 @@ func readRepo(t *testing.T, path string) string {
 // them. It fails on a result the table needs and the run lacks.
 func docNumbers(f jsonFile) (string, error) {
 	var missing []string
-	get := func(id string, n, g int, k adapters.Kind, v string) *Result {
+	get := func(id string, n, g int, k adapters.Impl, v string) *CaseRow {
 		if r := find(f.Results, id, n, g, k, v); r != nil {
 			return r
 		}
 		missing = append(missing, fmt.Sprintf("%s N=%d %dg %s %s", id, n, g, k, v))
-		return &Result{}
+		return &CaseRow{}
 	}
 	const ql, rs, rl, raw, rd = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw, adapters.Rueidislock
-	u := func(n, g int, k adapters.Kind, v string) *Result { return get("uncontended", n, g, k, v) }
-	x := func(a, b *Result) string { return fmt.Sprintf("%.2f×", pairedRatio(a, b)) }
+	u := func(n, g int, k adapters.Impl, v string) *CaseRow { return get("uncontended", n, g, k, v) }
+	x := func(a, b *CaseRow) string { return fmt.Sprintf("%.2f×", pairedRatio(a, b)) }
 	// peer is "name rate (ratio)" of a peer against quorumlock's row.
-	peer := func(name string, ours, r *Result) string {
+	peer := func(name string, ours, r *CaseRow) string {
 		return fmt.Sprintf("%s %s (%s)", name, rate(r.OpsPerSec), x(ours, r))
 	}
 	ms := func(us float64) string { return fmt.Sprintf("%.2f ms", us/1e3) }
@@ -92,7 +92,7 @@ func docNumbers(f jsonFile) (string, error) {
 		peer("unbatched", q, u(5, 64, ql, "unbatched"))+", "+peer("redsync", q, u(5, 64, rs, "default")))
 
 	for _, n := range []int{1, 5} {
-		h := func(k adapters.Kind, v string) *Result { return get("handoff", n, handoffWorkers, k, v) }
+		h := func(k adapters.Impl, v string) *CaseRow { return get("handoff", n, handoffWorkers, k, v) }
 		o := h(ql, "default")
 		// The hold is in the case's title ("…, lock held 1ms").
 		_, hold, _ := strings.Cut(o.Title, "lock held ")
@@ -108,7 +108,7 @@ func docNumbers(f jsonFile) (string, error) {
 			fmt.Sprintf("%s/s, gap p50 %s, fairness %.2f", rate(o.OpsPerSec), ms(opt(o.GapP50us)), opt(o.Fairness)), against)
 	}
 
-	fz := func(id string, k adapters.Kind, v string) *Result { return get(id, 5, 1, k, v) }
+	fz := func(id string, k adapters.Impl, v string) *CaseRow { return get(id, 5, 1, k, v) }
 	o, slow, tuned := fz("frozen-2of5", ql, "default"), fz("frozen-2of5", rs, "default"), fz("frozen-2of5", rs, "ctx-timeouts")
 	row("2 of 5 nodes frozen (SIGSTOP): Lock", fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", o.P50us/1e3, o.P99us/1e3),
 		fmt.Sprintf("redsync p50 %.1f s, p99 %.1f s on go-redis defaults, p50 %.0f ms on our settings", slow.P50us/1e6, slow.P99us/1e6, tuned.P50us/1e3))
@@ -201,14 +201,23 @@ func TestDocNumbersMatchTheCommittedRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", benchRun, err)
 	}
-	page := readRepo(t, "docs/performance.md")
-	before, rest, ok1 := strings.Cut(page, numbersBegin)
-	block, after, ok2 := strings.Cut(rest, numbersEnd)
+	checkBlock(t, "docs/performance.md", numbersBegin, numbersEnd, gen, benchRun, "TestDocNumbers")
+}
+
+// checkBlock compares the block between begin and end of page (a path
+// from the repository's root) with gen, rendered from the committed run
+// source (test names the test whose -update rewrites it), or writes gen
+// there under -update.
+func checkBlock(t *testing.T, page, begin, end, gen, source, test string) {
+	t.Helper()
+	doc := readRepo(t, page)
+	before, rest, ok1 := strings.Cut(doc, begin)
+	block, after, ok2 := strings.Cut(rest, end)
 	if !ok1 || !ok2 {
-		t.Fatalf("performance.md has no %q … %q block: update this test", numbersBegin, numbersEnd)
+		t.Fatalf("%s has no %q … %q block: update this test", page, begin, end)
 	}
 	if *updateDocs {
-		if err := os.WriteFile(filepath.Join("..", "docs", "performance.md"), []byte(before+numbersBegin+gen+numbersEnd+after), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("..", page), []byte(before+begin+gen+end+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -217,8 +226,8 @@ func TestDocNumbersMatchTheCommittedRun(t *testing.T) {
 		gl, wl := strings.Split(block, "\n"), strings.Split(gen, "\n")
 		for i := range max(len(gl), len(wl)) {
 			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
-				t.Errorf("performance.md's numbers differ from %s (cd bench && go test -run TestDocNumbers -update rewrites them); first difference, line %d:\n page: %s\n run:  %s",
-					benchRun, i+1, lineOf(gl, i), lineOf(wl, i))
+				t.Errorf("%s's numbers differ from %s (cd bench && go test -run %s -update rewrites them); first difference, line %d:\n page: %s\n run:  %s",
+					page, source, test, i+1, lineOf(gl, i), lineOf(wl, i))
 				break
 			}
 		}

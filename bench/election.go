@@ -110,7 +110,7 @@ func printElection(w io.Writer, rows []ElectRow) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Election: leader hand-off, N=%d, term TTL %v\n\n", electNodes, electTTL)
-	fmt.Fprintf(w, "From the leader's Resign/Unlock, SIGKILL or SIGSTOP to the next leader elected (its Campaign/TryLock returned).\n")
+	fmt.Fprintf(w, "From the leader's Unlock, SIGKILL or SIGSTOP to the next leader elected (its Campaign/TryLock returned).\n")
 	fmt.Fprintf(w, "redsync: a loop of TryLock every %v (client-go's RetryPeriod), renewing with Extend every TTL/3 while leader.\n", electRetryPeriod)
 	fmt.Fprintf(w, "p99 is nearest-rank: with fewer than 100 runs it is the slowest run.\n\n")
 	fmt.Fprintf(w, "| leader stops by | implementation | runs | p50 | p99 |\n|---|---|---:|---:|---:|\n")
@@ -178,12 +178,12 @@ func ourResign(ctx context.Context, addrs []string, name string) (time.Duration,
 		ft, err := follower.Campaign(ctx, "follower")
 		elected <- result{time.Now(), err}
 		if ft != nil {
-			_ = ft.Resign(context.WithoutCancel(ctx))
+			_ = ft.Unlock(context.WithoutCancel(ctx))
 		}
 	}()
 	time.Sleep(phase()) // the follower is waiting
 	start := time.Now()
-	if err := t.Resign(ctx); err != nil {
+	if err := t.Unlock(ctx); err != nil {
 		return 0, err
 	}
 	r := <-elected
@@ -292,7 +292,7 @@ func afterDeath(ctx context.Context, addrs []string, impl, name string, sig sysc
 			t, err := e.Campaign(ctx, "follower")
 			elected <- result{time.Now(), err}
 			if t != nil {
-				_ = t.Resign(context.WithoutCancel(ctx))
+				_ = t.Unlock(context.WithoutCancel(ctx))
 			}
 		}()
 	default:

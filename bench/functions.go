@@ -31,7 +31,7 @@ func functionsSpec(b *bench) *spec {
 
 // scriptUsPerOp is the server's time in script commands (EVAL, EVALSHA,
 // FCALL) per op, from INFO commandstats, and the script calls per op.
-func scriptUsPerOp(r *Result) (us, calls float64) {
+func scriptUsPerOp(r *CaseRow) (us, calls float64) {
 	for _, c := range []string{"eval", "evalsha", "fcall"} {
 		us += r.ServerStats[c+".usec"]
 		calls += r.ServerStats[c+".calls"]
@@ -41,7 +41,7 @@ func scriptUsPerOp(r *Result) (us, calls float64) {
 
 // functionsRatio compares a Functions-mode row with its EVALSHA twin: the
 // server's µs in script commands per call, and throughput (paired).
-func functionsRatio(res []Result, r *Result) string {
+func functionsRatio(res []CaseRow, r *CaseRow) string {
 	twin := strings.TrimSpace(strings.TrimSuffix(r.Variant, "functions"))
 	if twin == "" {
 		twin = "default"

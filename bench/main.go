@@ -360,11 +360,11 @@ func environment(began time.Time, servers []*localredis.Server) Env {
 }
 
 type jsonFile struct {
-	Env     Env      `json:"environment"`
-	Rounds  int      `json:"rounds"`
-	Results []Result `json:"results"`
-	Targets []Check  `json:"targets"`
-	Memory  []MemRow `json:"memory_per_held_lock,omitempty"`
+	Env     Env       `json:"environment"`
+	Rounds  int       `json:"rounds"`
+	Results []CaseRow `json:"results"`
+	Targets []Check   `json:"targets"`
+	Memory  []MemRow  `json:"memory_per_held_lock,omitempty"`
 	// The waiting-clients case, its hold, and its open targets (apart
 	// from Targets: they judge work not done yet).
 	Waiters     []WaiterRow   `json:"waiting_clients,omitempty"`
@@ -374,7 +374,7 @@ type jsonFile struct {
 	Names       []NamesRow    `json:"names,omitempty"`
 }
 
-func writeJSON(path string, env Env, o options, res []Result, mem []MemRow, wait []WaiterRow, nodes []NodeRow, names []NamesRow) error {
+func writeJSON(path string, env Env, o options, res []CaseRow, mem []MemRow, wait []WaiterRow, nodes []NodeRow, names []NamesRow) error {
 	f := jsonFile{Env: env, Rounds: o.rounds, Results: res, Targets: append(append(checks(res), memoryChecks(mem)...), namesChecks(names)...), Memory: mem,
 		Waiters: wait, OpenTargets: waiterChecks(wait), Nodes: nodes, Names: names}
 	if len(wait) > 0 {

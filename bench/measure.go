@@ -136,8 +136,8 @@ func procsCPU(pids []int) time.Duration {
 	return total
 }
 
-// Result is one case × implementation, medians over rounds.
-type Result struct {
+// CaseRow is one case × implementation, medians over rounds.
+type CaseRow struct {
 	Case       string `json:"case"`
 	Title      string `json:"title"`
 	Impl       string `json:"impl"`
@@ -192,8 +192,8 @@ func median(v []float64) float64 {
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
-func summarize(s *spec, e *entry) Result {
-	r := Result{
+func summarize(s *spec, e *entry) CaseRow {
+	r := CaseRow{
 		Case: s.id, Title: s.title, Impl: string(e.impl), Variant: e.variant,
 		Nodes: s.nodes, Goroutines: s.goroutines, Frozen: s.frozen, Metric: s.metric,
 		Rounds: len(e.samples),

@@ -11,16 +11,19 @@ import (
 func TestNamesChecks(t *testing.T) {
 	ok := Listing{Seconds: 1, PeakMB: 50, Listed: 100000}
 	rows := []NamesRow{
-		{Names: 1000, HeldBytes: 500, RedislockBytes: 100, LockP50us: 200, LockP99us: 1000, CLI: ok, Console: ok},
-		{Names: 100000, HeldBytes: 118, RedislockBytes: 100, LockP50us: 230, LockP99us: 1300, CLI: ok,
+		{Names: 1000, HeldBytes: 500, RedislockBytes: 100, LockP50us: 200, LockP99us: 1000, CLI: ok, CLIPage: ok, Console: ok},
+		{Names: 100000, HeldBytes: 118, RedislockBytes: 100, LockP50us: 230, LockP99us: 1300,
+			CLI: Listing{Seconds: 30, PeakMB: 101, Listed: 100000}, CLIPage: ok,
 			Console: Listing{Seconds: 5, Err: "context deadline exceeded"}},
 	}
 	want := map[string]bool{
-		"names: server memory per held lock at 100,000 names ÷ redislock's ≤ 1.20×": true,
-		"names: Lock p50 at 100,000 names ÷ at 1,000 ≤ 1.20×":                       true,
-		"names: Lock p99 at 100,000 names ÷ at 1,000 ≤ 1.20×":                       false,
-		"names: `quorumlock locks --match` lists 100,000 names":                     true,
-		"names: the console's /api/locks lists 100,000 names":                       false,
+		"names: server memory per held lock at 100,000 names ÷ redislock's ≤ 1.20×":       true,
+		"names: Lock p50 at 100,000 names ÷ at 1,000 ≤ 1.20×":                             true,
+		"names: Lock p99 at 100,000 names ÷ at 1,000 ≤ 1.20×":                             false,
+		"names: `quorumlock locks --match --limit 0` lists all 100,000 names":             true,
+		"names: `quorumlock locks --match` lists its first page (1,000) of 100,000 names": true,
+		"names: the console's /api/locks lists its first page (200) of 100,000 names":     false,
+		"names: `quorumlock locks --limit 0` peak RSS at 100,000 names ÷ at 1,000 ≤ 2×":   false,
 	}
 	cs := namesChecks(rows)
 	if len(cs) != len(want) {
@@ -54,7 +57,9 @@ func TestNamesReport(t *testing.T) {
 	if err := run([]string{"-report", namesResults}, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, s := range []string{"## names: many distinct names held", "| 100,000 |", "names: server memory per held lock at 100,000 names"} {
+	rows := readJSON(t, namesResults).Names
+	largest := commas(int64(rows[len(rows)-1].Names))
+	for _, s := range []string{"## names: many distinct names held", "| 100,000 |", "names: server memory per held lock at " + largest + " names"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, out.String())
 		}

@@ -69,7 +69,7 @@ func nodesCase(ctx context.Context, o options, servers []*localredis.Server, log
 			title: fmt.Sprintf("nodes: forced hand-off, %d goroutines on one name, N=%d", handoffWorkers, n), entries: []*entry{ours()}}
 		ho.work = handoff(o.handoff, o.hold)
 		ho.warm = handoff(o.handoff/5, o.hold)
-		var rs []Result
+		var rs []CaseRow
 		for _, s := range []*spec{one, many, ho} {
 			if err := ctx.Err(); err != nil {
 				return nil, err

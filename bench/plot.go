@@ -27,7 +27,7 @@ var palette = map[string]color.RGBA{
 	"rueidislock noloop":  {R: 0xc5, G: 0xb0, B: 0xd5, A: 0xff},
 }
 
-func label(r *Result) string {
+func label(r *CaseRow) string {
 	if r.Variant == "default" {
 		return r.Impl
 	}
@@ -44,7 +44,7 @@ func colourOf(l string) color.Color {
 // drawCurve writes a PNG: pairs/s against goroutines (log scale) for N=1,
 // 3 and 5, one line per implementation, and the hand-off gap p50 per
 // implementation for each N the run measured.
-func drawCurve(path string, res []Result) error {
+func drawCurve(path string, res []CaseRow) error {
 	var panels []*plot.Plot
 	for _, n := range []int{1, 3, 5} {
 		p := plot.New()
@@ -110,7 +110,7 @@ func drawCurve(path string, res []Result) error {
 
 // gapPanel is a dot chart of the hand-off gap p50 (release to the next
 // grant) per implementation and N.
-func gapPanel(res []Result) (*plot.Plot, error) {
+func gapPanel(res []CaseRow) (*plot.Plot, error) {
 	var names []string
 	var vals plotter.Values
 	for i := range res {

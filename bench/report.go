@@ -16,14 +16,14 @@ import (
 // (frozen nodes) rather than how many per second.
 func latencyCase(id string) bool { return strings.HasPrefix(id, "frozen") }
 
-func printReport(w io.Writer, env Env, o options, res []Result) {
+func printReport(w io.Writer, env Env, o options, res []CaseRow) {
 	fmt.Fprintf(w, "\n# quorumlock vs peers — medians of %d rounds, implementations interleaved\n\n", o.rounds)
 	fmt.Fprintf(w, "Ratios are medians of per-round ratios (each round runs every implementation back to back).\n")
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s, %s, redis-server %s; load average at end %s\n", env.CPUs, env.CPUModel, env.OS, env.GoVersion, env.Redis, env.Load)
 	fmt.Fprintf(w, "command: %s (took %s)\n", env.Command, env.Duration)
 	fmt.Fprintf(w, "clients: quorumlock and the \"ctx-timeouts\" rows use ContextTimeoutEnabled, MaxRetries -1; the peers and raw use go-redis defaults.\n")
 	var title string
-	var ours *Result
+	var ours *CaseRow
 	for i := range res {
 		r := &res[i]
 		if r.Title != title {
@@ -150,7 +150,7 @@ func optf(v *float64, f string) string {
 // hits both alike, where a ratio of two medians can pair a quiet round of one
 // with a busy round of the other. Falls back to the ratio of the medians when
 // the rounds do not pair up.
-func pairedRatio(a, b *Result) float64 {
+func pairedRatio(a, b *CaseRow) float64 {
 	if rs := pairedRatios(a, b); len(rs) > 0 {
 		return median(rs)
 	}
@@ -162,7 +162,7 @@ func pairedRatio(a, b *Result) float64 {
 
 // pairedRatios is a's rate ÷ b's rate round by round; nil when the rounds
 // do not pair up.
-func pairedRatios(a, b *Result) []float64 {
+func pairedRatios(a, b *CaseRow) []float64 {
 	if len(a.RoundsRates) != len(b.RoundsRates) {
 		return nil
 	}
@@ -209,7 +209,7 @@ type Check struct {
 	WithinNoise bool `json:"within_noise,omitempty"`
 }
 
-func find(res []Result, id string, nodes, g int, impl adapters.Kind, variant string) *Result {
+func find(res []CaseRow, id string, nodes, g int, impl adapters.Impl, variant string) *CaseRow {
 	for i := range res {
 		r := &res[i]
 		if r.Case == id && r.Nodes == nodes && r.Goroutines == g && r.Impl == string(impl) && r.Variant == variant {
@@ -224,9 +224,9 @@ func find(res []Result, id string, nodes, g int, impl adapters.Kind, variant str
 const perNodeBudget = 250 * time.Millisecond / 5
 
 // checks evaluates the issue's targets on the results that are present.
-func checks(res []Result) []Check {
+func checks(res []CaseRow) []Check {
 	var out []Check
-	ratio := func(target string, a, b *Result, want float64) {
+	ratio := func(target string, a, b *CaseRow, want float64) {
 		if a == nil || b == nil || b.OpsPerSec == 0 {
 			return
 		}
@@ -241,7 +241,7 @@ func checks(res []Result) []Check {
 		out = append(out, c)
 	}
 	const ql, rs, rl, raw, rd = adapters.Quorumlock, adapters.Redsync, adapters.Redislock, adapters.Raw, adapters.Rueidislock
-	u := func(n, g int, k adapters.Kind, v string) *Result { return find(res, "uncontended", n, g, k, v) }
+	u := func(n, g int, k adapters.Impl, v string) *CaseRow { return find(res, "uncontended", n, g, k, v) }
 	// The lone caller: fencing off as the peers, and with the
 	// library's defaults (fencing on).
 	ratio("uncontended N=1 1g: quorumlock ÷ redislock", u(1, 1, ql, "default"), u(1, 1, rl, "retry-5ms"), 1.0)
@@ -271,7 +271,7 @@ func checks(res []Result) []Check {
 		ratio(fmt.Sprintf("uncontended N=%d 1g: quorumlock ÷ unbatched (no cost for a lone caller)", n), u(n, 1, ql, "default"), u(n, 1, ql, "unbatched"), 0.95)
 	}
 	for _, n := range []int{1, 5} {
-		h := func(k adapters.Kind, v string) *Result { return find(res, "handoff", n, handoffWorkers, k, v) }
+		h := func(k adapters.Impl, v string) *CaseRow { return find(res, "handoff", n, handoffWorkers, k, v) }
 		ours := h(ql, "default")
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redsync default", n), ours, h(rs, "default"), 10)
 		ratio(fmt.Sprintf("hand-off N=%d: quorumlock ÷ redsync retry 5ms", n), ours, h(rs, "retry-5ms"), 2.5)

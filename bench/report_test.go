@@ -11,11 +11,11 @@ import (
 // client CPU per pair with redislock's in the same run, and fail when
 // quorumlock's are higher.
 func TestLoneCallerCostChecks(t *testing.T) {
-	row := func(k adapters.Kind, variant string, allocs, cpu float64) Result {
-		return Result{Case: "uncontended", Impl: string(k), Variant: variant, Nodes: 1, Goroutines: 1,
+	row := func(k adapters.Impl, variant string, allocs, cpu float64) CaseRow {
+		return CaseRow{Case: "uncontended", Impl: string(k), Variant: variant, Nodes: 1, Goroutines: 1,
 			OpsPerSec: 1000, AllocsPerOp: allocs, ClientCPUusPerOp: cpu}
 	}
-	verdicts := func(res []Result) map[string]bool {
+	verdicts := func(res []CaseRow) map[string]bool {
 		got := map[string]bool{}
 		for _, c := range checks(res) {
 			if strings.Contains(c.Target, "allocations per") || strings.Contains(c.Target, "client CPU per") {
@@ -35,7 +35,7 @@ func TestLoneCallerCostChecks(t *testing.T) {
 		{"more allocations", 31, 39, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := verdicts([]Result{row(adapters.Quorumlock, "default", tc.allocs, tc.cpu), row(adapters.Redislock, "retry-5ms", 30, 40)})
+			got := verdicts([]CaseRow{row(adapters.Quorumlock, "default", tc.allocs, tc.cpu), row(adapters.Redislock, "retry-5ms", 30, 40)})
 			if len(got) != 2 {
 				t.Fatalf("%d lone-caller cost targets, want 2: %v", len(got), got)
 			}
@@ -50,7 +50,7 @@ func TestLoneCallerCostChecks(t *testing.T) {
 			}
 		})
 	}
-	if got := verdicts([]Result{row(adapters.Quorumlock, "default", 11, 40)}); len(got) != 0 {
+	if got := verdicts([]CaseRow{row(adapters.Quorumlock, "default", 11, 40)}); len(got) != 0 {
 		t.Errorf("targets without a redislock row: %v", got)
 	}
 }
@@ -71,13 +71,13 @@ func TestRatioInterval(t *testing.T) {
 	}
 	// quorumlock's rate ÷ raw's, round by round, against the 0.95 target.
 	check := func(ratios []float64) Check {
-		a := Result{Case: "uncontended", Impl: string(adapters.Quorumlock), Variant: "default", Nodes: 1, Goroutines: 1, OpsPerSec: 1000}
-		b := Result{Case: "uncontended", Impl: string(adapters.Raw), Variant: "default", Nodes: 1, Goroutines: 1, OpsPerSec: 1000}
+		a := CaseRow{Case: "uncontended", Impl: string(adapters.Quorumlock), Variant: "default", Nodes: 1, Goroutines: 1, OpsPerSec: 1000}
+		b := CaseRow{Case: "uncontended", Impl: string(adapters.Raw), Variant: "default", Nodes: 1, Goroutines: 1, OpsPerSec: 1000}
 		for _, r := range ratios {
 			a.RoundsRates = append(a.RoundsRates, 1000*r)
 			b.RoundsRates = append(b.RoundsRates, 1000)
 		}
-		for _, c := range checks([]Result{a, b}) {
+		for _, c := range checks([]CaseRow{a, b}) {
 			if strings.Contains(c.Target, "÷ raw") {
 				return c
 			}

@@ -30,7 +30,7 @@ const (
 	scaleGoroutines = 64
 )
 
-// The rows of the scaling case (Result.Variant). The servers run
+// The rows of the scaling case (CaseRow.Variant). The servers run
 // fsync-always AOF, so by default the library does not check them for a
 // restart (docs/defaults.md); the third row shows what that check costs
 // where the Cluster's servers lack that persistence.
@@ -115,11 +115,11 @@ type scaleLayout struct {
 // scalingCase runs Lock+Unlock by scaleGoroutines goroutines on distinct
 // names against a quorum of standalones and a quorum of clusters, the two
 // interleaved round by round (the order swapped every round), and returns
-// one Result each. Server CPU per op is the sum over the layout's servers
+// one CaseRow each. Server CPU per op is the sum over the layout's servers
 // of INFO's used_cpu_sys + used_cpu_user, before and after each round, per
 // acquisition: every thread of every server, the cluster bus included.
 // Every server it starts is stopped before it returns.
-func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error) {
+func scalingCase(ctx context.Context, o options, log io.Writer) ([]CaseRow, error) {
 	fmt.Fprintf(log, "starting %d standalones and %d clusters of %d masters…\n", scaleNodes, scaleNodes, scaleMasters)
 	alone, err := localredis.StartN(ctx, scaleNodes, localredis.Config{})
 	if err != nil {
@@ -207,7 +207,7 @@ func scalingCase(ctx context.Context, o options, log io.Writer) ([]Result, error
 		}
 	}
 	fmt.Fprintf(log, " %v\n", time.Since(start).Round(100*time.Millisecond))
-	out := make([]Result, len(layouts))
+	out := make([]CaseRow, len(layouts))
 	for i, l := range layouts {
 		out[i] = summarize(s, l.e)
 		out[i].Goroutines = l.g
@@ -243,7 +243,7 @@ func serversCPU(ctx context.Context, servers []*localredis.Server) (time.Duratio
 // perCoreRate is acquisitions per second per server core: how many
 // Lock+Unlock pairs one core of server CPU serves, all nodes of the quorum
 // counted.
-func perCoreRate(r *Result) float64 {
+func perCoreRate(r *CaseRow) float64 {
 	if r.ServersCPUusPerOp <= 0 {
 		return 0
 	}
@@ -252,7 +252,7 @@ func perCoreRate(r *Result) float64 {
 
 // scalingNote is the last column of a scaling row: acquisitions per server
 // core, and for the clusters the paired ratios to the standalones.
-func scalingNote(res []Result, r *Result) string {
+func scalingNote(res []CaseRow, r *CaseRow) string {
 	note := fmt.Sprintf("%s acq/s per server core", rate(perCoreRate(r)))
 	if r.Variant == scaleStandalone {
 		return note
@@ -268,7 +268,7 @@ func scalingNote(res []Result, r *Result) string {
 // acquisitions per server core, so the clusters' capacity over the
 // standalones' is masters × the standalones' server CPU per acquisition ÷
 // the clusters'.
-func scalingChecks(res []Result) []Check {
+func scalingChecks(res []CaseRow) []Check {
 	a := find(res, scalingCaseID, scaleNodes, scaleGoroutines, adapters.Quorumlock, scaleStandalone)
 	// The row with the same goroutines: each master then sees a third of
 	// the traffic, the least favourable case for the clusters, and the row

@@ -235,7 +235,7 @@ func TestScalingCaseRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f struct {
-		Results []Result
+		Results []CaseRow
 		Targets []Check
 	}
 	if err := json.Unmarshal(data, &f); err != nil {

@@ -10,14 +10,14 @@ import (
 	"time"
 )
 
-// Op is what happened to a fault.
-type Op string
+// FaultOp is what happened to a fault.
+type FaultOp string
 
 const (
 	// OpInject is a call to Fault.Inject.
-	OpInject Op = "inject"
+	OpInject FaultOp = "inject"
 	// OpRecover is a call to Fault.Recover.
-	OpRecover Op = "recover"
+	OpRecover FaultOp = "recover"
 )
 
 // Event is one Inject or Recover call as it happened. The fault took effect
@@ -25,7 +25,7 @@ const (
 type Event struct {
 	Step  int    // index of the schedule step or nemesis move
 	Fault string // Fault.String()
-	Op    Op
+	Op    FaultOp
 	Start time.Time
 	End   time.Time
 	Err   error
@@ -102,7 +102,7 @@ func (r *Recorder) Windows() []Window {
 }
 
 // do runs one Inject or Recover and records it.
-func (r *Recorder) do(ctx context.Context, step int, f Fault, op Op) error {
+func (r *Recorder) do(ctx context.Context, step int, f Fault, op FaultOp) error {
 	start := time.Now()
 	var err error
 	if op == OpInject {

@@ -15,17 +15,19 @@ type apiView struct {
 	Quorum  int       `json:"quorum"`
 	Pattern string    `json:"pattern"`
 	Locks   []lockRow `json:"locks"`
-	// More is how many locks were left out over the limit.
-	More    int      `json:"more"`
+	// More is whether more locks may match past this page; Next is the
+	// cursor of the next page (GET /api/locks?cursor=NEXT).
+	More    bool     `json:"more"`
+	Next    string   `json:"next,omitempty"`
 	ListErr string   `json:"list_error,omitempty"`
 	Detail  *lockRow `json:"detail,omitempty"`
 }
 
-// api serves GET /api/locks[?name=NAME]: the page's content as JSON, for
+// api serves GET /api/locks[?name=NAME][&cursor=NEXT]: the page's content as JSON, for
 // scripts and dashboards (same token rules as the page).
 func (s *Console) api(w http.ResponseWriter, r *http.Request) {
 	d := s.view(r)
-	v := apiView{Updated: d.at, Nodes: d.Nodes, Quorum: d.Quorum, Pattern: d.Pattern, Locks: d.Locks, More: d.More, ListErr: d.ListErr, Detail: d.Detail}
+	v := apiView{Updated: d.at, Nodes: d.Nodes, Quorum: d.Quorum, Pattern: d.Pattern, Locks: d.Locks, More: d.Next != "", Next: d.Next, ListErr: d.ListErr, Detail: d.Detail}
 	if v.Locks == nil {
 		v.Locks = []lockRow{}
 	}

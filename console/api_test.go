@@ -100,7 +100,7 @@ func TestAPIShowsElectionLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(context.Background())
+	defer term.Unlock(context.Background())
 	con, err := New(c)
 	if err != nil {
 		t.Fatal(err)

@@ -60,8 +60,10 @@ func WithPattern(p string) Option { return func(c *config) { c.pattern = p } }
 // WithRefresh sets how often the page reloads the lock table. Default 1s.
 func WithRefresh(d time.Duration) Option { return func(c *config) { c.refresh = d } }
 
-// WithLimit caps the locks shown in the table (the rest are counted). Default
-// 200.
+// WithLimit caps the locks shown on one page of the table and of
+// /api/locks; a link (the JSON's "next") leads to the next page. The work
+// of a page grows with the limit, not with the names on the nodes.
+// Default 200.
 func WithLimit(n int) Option { return func(c *config) { c.limit = n } }
 
 // WithTimeout bounds each request's work against the nodes. Default 5s.

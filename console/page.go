@@ -165,10 +165,17 @@ func live(h *markup, d *pageData) {
 </table>
 </div>
 `)
-	if d.More != 0 {
-		h.t(`<p class="meta">… and `)
-		h.n(int64(d.More))
-		h.t(` more; narrow the pattern to see them.</p>`)
+	if d.Next != "" || d.Cursor != "" {
+		h.t(`<p class="meta pages">`)
+		if d.Cursor != "" {
+			h.t(`<a href="./">first page</a> `)
+		}
+		if d.Next != "" {
+			h.t(`<a href="?cursor=`)
+			h.e(url.QueryEscape(d.Next))
+			h.t(`" rel="next">next page</a> (more locks may match; a narrower pattern shows fewer)`)
+		}
+		h.t(`</p>`)
 	}
 	h.t("\n")
 	if d.Detail != nil {

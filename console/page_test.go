@@ -39,7 +39,7 @@ func TestPageEscapesEveryValue(t *testing.T) {
 	d := pageData{
 		Nodes: []string{hostile(), hostile()}, Quorum: 2, Pattern: hostile(), RefreshMS: 1000,
 		LiveURL: hostile(), APIURL: hostile(), Name: hostile(), Cols: 11, FormKey: hostile(),
-		Updated: hostile(), Locks: []lockRow{lock}, More: 1, ListErr: hostile(),
+		Updated: hostile(), Locks: []lockRow{lock}, Cursor: "c", Next: "n", ListErr: hostile(),
 		Detail: &lock, Flash: hostile(),
 	}
 	page, live := renderPage(&d), renderLive(&d)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -27,7 +29,8 @@ type pageData struct {
 	FormKey   string
 	Updated   string
 	Locks     []lockRow
-	More      int // locks not shown (over the limit)
+	Cursor    string // the ?cursor= of this page, "" for the first
+	Next      string // the cursor of the next page, "" on the last
 	ListErr   string
 	Detail    *lockRow // ?name=: one lock in full, also when free
 	Flash     string
@@ -76,6 +79,8 @@ type cell struct {
 	Mode    string  `json:"mode,omitempty"`
 }
 
+var errForeignCursor = errors.New("quorumlock: the address's cursor is not one this console gave: showing the first page")
+
 func (s *Console) view(r *http.Request) pageData {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
 	defer cancel()
@@ -90,18 +95,31 @@ func (s *Console) view(r *http.Request) pageData {
 		Name:      q.Get("name"),
 		at:        now,
 	}
+	d.Cursor = q.Get("cursor")
 	lq := url.Values{}
 	if d.Name != "" {
 		lq.Set("name", d.Name)
+	}
+	if d.Cursor != "" {
+		lq.Set("cursor", d.Cursor)
 	}
 	d.LiveURL = "locks?" + lq.Encode()
 	d.APIURL = "api/locks?" + lq.Encode()
 	d.Nodes = s.c.Admin().Nodes()
 	d.Cols = 9 + len(d.Nodes)
-	list, err := s.c.Admin().List(ctx, s.cfg.pattern)
+	// One page of at most the limit: the page's cost does not grow with
+	// the number of names on the nodes.
+	page, err := s.c.Admin().ListPage(ctx, s.cfg.pattern, d.Cursor, s.cfg.limit)
+	if errors.Is(err, admin.ErrCursor) {
+		d.Cursor = ""
+		page, err = s.c.Admin().ListPage(ctx, s.cfg.pattern, "", s.cfg.limit)
+		err = oneline.Join(errForeignCursor, err)
+	}
 	if err != nil {
 		d.ListErr = err.Error()
 	}
+	list := page.Locks
+	d.Next = page.Next
 	var detail *admin.Inspection
 	if name := d.Name; name != "" {
 		if i := slices.IndexFunc(list, func(in admin.Inspection) bool { return in.Name == name }); i >= 0 {
@@ -122,11 +140,7 @@ func (s *Console) view(r *http.Request) pageData {
 	} else if detail != nil {
 		d.Quorum = detail.Quorum
 	}
-	full := len(list) <= s.cfg.limit
-	if !full {
-		d.More = len(list) - s.cfg.limit
-		list = list[:s.cfg.limit]
-	}
+	full := d.Cursor == "" && d.Next == ""
 	names := make([]string, len(list))
 	for i, in := range list {
 		names[i] = in.Name

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // ScopeName is the instrumentation scope of the meter and the tracer.
@@ -60,8 +60,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config)
 // only when the set of names is small and fixed.
 func WithLockNames() Option { return func(c *config) { c.lockNames = true } }
 
-// Observer records quorum.Events as metrics and spans. It implements
-// quorum.Observer and is safe for concurrent use.
+// Observer records observe.Events as metrics and spans. It implements
+// observe.Observer and is safe for concurrent use.
 type Observer struct {
 	cfg    config
 	tracer trace.Tracer
@@ -76,7 +76,7 @@ type Observer struct {
 	nodeRTT  metric.Float64Histogram
 }
 
-var _ quorum.Observer = (*Observer)(nil)
+var _ observe.Observer = (*Observer)(nil)
 
 // Buckets for lock latencies, in seconds: 100 µs to 60 s.
 var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
@@ -126,7 +126,7 @@ func New(opts ...Option) (*Observer, error) {
 
 // attrs returns the metric attributes of e: the outcome, and the lock's
 // name when WithLockNames is on.
-func (o *Observer) attrs(e quorum.Event, more ...attribute.KeyValue) metric.MeasurementOption {
+func (o *Observer) attrs(e observe.Event, more ...attribute.KeyValue) metric.MeasurementOption {
 	kv := make([]attribute.KeyValue, 0, 2+len(more))
 	kv = append(kv, KeyOutcome.String(e.Outcome))
 	if o.cfg.lockNames {
@@ -137,32 +137,32 @@ func (o *Observer) attrs(e quorum.Event, more ...attribute.KeyValue) metric.Meas
 }
 
 // Observe records one event.
-func (o *Observer) Observe(ctx context.Context, e quorum.Event) {
+func (o *Observer) Observe(ctx context.Context, e observe.Event) {
 	switch e.Op {
-	case quorum.OpAttempt:
+	case observe.OpAttempt:
 		o.attempt(ctx, e)
-	case quorum.OpAcquire:
+	case observe.OpAcquire:
 		o.acquire.Record(ctx, e.Duration.Seconds(), o.attrs(e))
-		if e.Outcome == quorum.OutcomeOK {
+		if e.Outcome == observe.OutcomeOK {
 			o.held.Add(ctx, 1)
 		}
-		o.span(ctx, "quorumlock.acquire", e, e.Start, e.Outcome == quorum.OutcomeFailed)
-	case quorum.OpExtend:
+		o.span(ctx, "quorumlock.acquire", e, e.Start, e.Outcome == observe.OutcomeFailed)
+	case observe.OpExtend:
 		o.renewals.Add(ctx, 1, o.attrs(e, KeyWatchdog.Bool(e.Watchdog)))
-		if !e.Watchdog || e.Outcome != quorum.OutcomeOK {
-			o.span(ctx, "quorumlock.extend", e, e.Start, e.Outcome != quorum.OutcomeOK, KeyWatchdog.Bool(e.Watchdog))
+		if !e.Watchdog || e.Outcome != observe.OutcomeOK {
+			o.span(ctx, "quorumlock.extend", e, e.Start, e.Outcome != observe.OutcomeOK, KeyWatchdog.Bool(e.Watchdog))
 		}
-	case quorum.OpRelease:
+	case observe.OpRelease:
 		o.hold.Record(ctx, (e.Held + e.Duration).Seconds(), o.attrs(e))
 		o.held.Add(ctx, -1)
-		o.span(ctx, "quorumlock.hold", e, e.Start.Add(-e.Held), e.Outcome != quorum.OutcomeOK)
-	case quorum.OpLost:
+		o.span(ctx, "quorumlock.hold", e, e.Start.Add(-e.Held), e.Outcome != observe.OutcomeOK)
+	case observe.OpLost:
 		o.lost.Add(ctx, 1, o.attrs(e))
-		o.span(ctx, "quorumlock.lost", e, e.Start, e.Outcome == quorum.OutcomeLost)
+		o.span(ctx, "quorumlock.lost", e, e.Start, e.Outcome == observe.OutcomeLost)
 	}
 }
 
-func (o *Observer) attempt(ctx context.Context, e quorum.Event) {
+func (o *Observer) attempt(ctx context.Context, e observe.Event) {
 	o.attempts.Add(ctx, 1, o.attrs(e))
 	granted := 0
 	for _, v := range e.Votes {
@@ -189,11 +189,11 @@ func (o *Observer) attempt(ctx context.Context, e quorum.Event) {
 			span.AddEvent("vote", trace.WithAttributes(kv...), trace.WithTimestamp(e.Start))
 		}
 	}
-	end(span, e, e.Outcome == quorum.OutcomeFailed)
+	end(span, e, e.Outcome == observe.OutcomeFailed)
 }
 
 // span makes the span of a finished operation.
-func (o *Observer) span(ctx context.Context, name string, e quorum.Event, start time.Time, failed bool, more ...attribute.KeyValue) {
+func (o *Observer) span(ctx context.Context, name string, e observe.Event, start time.Time, failed bool, more ...attribute.KeyValue) {
 	kv := append([]attribute.KeyValue{KeyLock.String(e.Name), KeyOutcome.String(e.Outcome)}, more...)
 	if e.Token != 0 {
 		kv = append(kv, KeyToken.Int64(e.Token))
@@ -202,7 +202,7 @@ func (o *Observer) span(ctx context.Context, name string, e quorum.Event, start 
 	end(span, e, failed)
 }
 
-func end(span trace.Span, e quorum.Event, failed bool) {
+func end(span trace.Span, e observe.Event, failed bool) {
 	if failed && e.Err != nil {
 		span.RecordError(e.Err)
 		span.SetStatus(codes.Error, e.Outcome)
@@ -212,7 +212,7 @@ func end(span trace.Span, e quorum.Event, failed bool) {
 
 // VoteOf names a node's answer: granted, refused (held by another owner),
 // error, or no_answer (none before the decision).
-func VoteOf(v quorum.Vote) string {
+func VoteOf(v observe.Vote) string {
 	switch {
 	case v.Granted:
 		return VoteGranted

@@ -20,6 +20,7 @@ import (
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/otelquorum"
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -176,9 +177,9 @@ func TestContendedRunMetricsAndSpans(t *testing.T) {
 
 	const acquired = workers*rounds + 1
 	data := tel.collect(t)
-	ok := otelquorum.KeyOutcome.String(quorum.OutcomeOK)
+	ok := otelquorum.KeyOutcome.String(observe.OutcomeOK)
 	okAttempts := sum(t, data, "quorumlock.acquire.attempts", ok)
-	contended := sum(t, data, "quorumlock.acquire.attempts", otelquorum.KeyOutcome.String(quorum.OutcomeContended))
+	contended := sum(t, data, "quorumlock.acquire.attempts", otelquorum.KeyOutcome.String(observe.OutcomeContended))
 	t.Logf("attempts: %d ok, %d contended", okAttempts, contended)
 	if okAttempts != acquired {
 		t.Errorf("%d successful attempts counted, want %d", okAttempts, acquired)
@@ -192,13 +193,13 @@ func TestContendedRunMetricsAndSpans(t *testing.T) {
 	if n := count(t, data, "quorumlock.hold.duration", ok); n != workers*rounds {
 		t.Errorf("hold.duration has %d ok observations, want %d", n, workers*rounds)
 	}
-	if n := count(t, data, "quorumlock.hold.duration", otelquorum.KeyOutcome.String(quorum.OutcomeLost)); n != 1 {
+	if n := count(t, data, "quorumlock.hold.duration", otelquorum.KeyOutcome.String(observe.OutcomeLost)); n != 1 {
 		t.Errorf("hold.duration has %d lost observations, want 1", n)
 	}
-	if n := sum(t, data, "quorumlock.lease.lost", otelquorum.KeyOutcome.String(quorum.OutcomeLost)); n != 1 {
+	if n := sum(t, data, "quorumlock.lease.lost", otelquorum.KeyOutcome.String(observe.OutcomeLost)); n != 1 {
 		t.Errorf("lease.lost = %d, want 1", n)
 	}
-	if n := sum(t, data, "quorumlock.lease.renewals", otelquorum.KeyOutcome.String(quorum.OutcomeLost), otelquorum.KeyWatchdog.Bool(true)); n != 1 {
+	if n := sum(t, data, "quorumlock.lease.renewals", otelquorum.KeyOutcome.String(observe.OutcomeLost), otelquorum.KeyWatchdog.Bool(true)); n != 1 {
 		t.Errorf("%d watchdog renewals reported lost, want 1", n)
 	}
 	if n := sum(t, data, "quorumlock.leases.held"); n != 0 {
@@ -238,7 +239,7 @@ func TestContendedRunMetricsAndSpans(t *testing.T) {
 	if n := len(byName["quorumlock.hold"]); n != acquired {
 		t.Errorf("%d hold spans, want %d", n, acquired)
 	}
-	if n := len(byName["quorumlock.attempt"]); int64(n) != okAttempts+contended+sum(t, data, "quorumlock.acquire.attempts", otelquorum.KeyOutcome.String(quorum.OutcomeFailed)) {
+	if n := len(byName["quorumlock.attempt"]); int64(n) != okAttempts+contended+sum(t, data, "quorumlock.acquire.attempts", otelquorum.KeyOutcome.String(observe.OutcomeFailed)) {
 		t.Errorf("%d attempt spans, not one per counted attempt", n)
 	}
 	if n := len(byName["quorumlock.lost"]); n != 1 {
@@ -294,13 +295,13 @@ func TestWithLockNames(t *testing.T) {
 
 func TestVoteOf(t *testing.T) {
 	for _, tt := range []struct {
-		v    quorum.Vote
+		v    observe.Vote
 		want string
 	}{
-		{quorum.Vote{Granted: true, Answered: true}, otelquorum.VoteGranted},
-		{quorum.Vote{Answered: true}, otelquorum.VoteRefused},
-		{quorum.Vote{Answered: true, Err: errors.New("x")}, otelquorum.VoteError},
-		{quorum.Vote{}, otelquorum.VoteNoAnswer},
+		{observe.Vote{Granted: true, Answered: true}, otelquorum.VoteGranted},
+		{observe.Vote{Answered: true}, otelquorum.VoteRefused},
+		{observe.Vote{Answered: true, Err: errors.New("x")}, otelquorum.VoteError},
+		{observe.Vote{}, otelquorum.VoteNoAnswer},
 	} {
 		if got := otelquorum.VoteOf(tt.v); got != tt.want {
 			t.Errorf("VoteOf(%+v) = %s, want %s", tt.v, got, tt.want)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/testmode"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
@@ -168,13 +168,13 @@ func TestPermanentErrorsEndLock(t *testing.T) {
 	wrongPass := strings.ReplaceAll(urls["noevalsha"], "noevalsha-pw@", "not-the-pw@")
 	// In Functions mode the client calls FCALL, which the user may not run
 	// either: that is the permission to name.
-	script := "+evalsha"
+	script := "evalsha"
 	if testmode.Functions {
-		script = "+fcall"
+		script = "fcall"
 	}
-	for _, tc := range []struct{ name, urls, want string }{
-		{"no +evalsha", urls["noevalsha"], script},
-		{"wrong password", wrongPass, "WRONGPASS"},
+	for _, tc := range []struct{ name, urls, want, refused string }{
+		{"no +evalsha", urls["noevalsha"], "+" + script, script},
+		{"wrong password", wrongPass, "WRONGPASS", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -189,6 +189,11 @@ func TestPermanentErrorsEndLock(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("Lock: %q, want one line naming %s", err, tc.want)
+			}
+			// The ACL's refusal reaches the caller as the public type.
+			var pe *node.PermissionError
+			if found := errors.As(err, &pe); found != (tc.refused != "") || found && pe.Command != tc.refused {
+				t.Errorf("errors.As(%q, *node.PermissionError) = %v %+v, want the refused command %q", err, found, pe, tc.refused)
 			}
 		})
 	}

@@ -17,7 +17,9 @@ import (
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
+	pubnode "github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum/admin"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // Errors. Failures to obtain a lock wrap ErrNotObtained joined with one
@@ -43,25 +45,16 @@ var (
 	ErrClosed = errors.New("quorumlock: client closed")
 )
 
-// Policy decides how many of n nodes may refuse or fail while the lock
-// still counts as held (FailedLocksLimit, in [0, n−1]) and how long each
-// node's call may take when remaining is left of the attempt
-// (LockWaitTime). Any multilock.Policy is one.
-type Policy interface {
-	FailedLocksLimit(n int) int
-	LockWaitTime(remaining time.Duration, n int) time.Duration
-}
-
-// Presets: All nodes must grant (MultiLock, the core's all-nodes policy) or
-// a Majority (RedLock, default).
+// Presets of WithPolicy (multilock's): All nodes must grant (MultiLock)
+// or a Majority (RedLock, default).
 var (
-	All      Policy = multilock.All
-	Majority Policy = multilock.Majority
+	All      = multilock.All
+	Majority = multilock.Majority
 )
 
 type config struct {
 	ttl            time.Duration
-	policy         Policy
+	policy         multilock.Policy
 	factor         float64
 	attemptTimeout time.Duration
 	releaseTimeout time.Duration
@@ -71,52 +64,113 @@ type config struct {
 	clock          drift.Clock
 	prefix         string
 	noBatch        bool
-	observer       Observer     // WithObserver, WithLogger; nil: none
-	safety         safetyConfig // WithReplicaAck, WithRestartDetection, WithPreflight
-	label          string       // WithLabel
-	logger         *slog.Logger // WithLogger, for warnings outside the observer
+	observer       observe.Observer // WithObserver, WithLogger; nil: none
+	safety         safetyConfig     // WithReplicaAck, WithRestartDetection, WithPreflight
+	label          string           // WithLabel
+	logger         *slog.Logger     // WithLogger, for warnings outside the observer
 	labelSet       bool
 	dialCheck      time.Duration // WithDialCheck; 0: off
 	functions      int8          // WithFunctions: 0 unset, 1 on, -1 off
 	random         *lockedRand   // withRandom; nil: the default sources
+
+	lock mutexConfig // set by the options of one lock (WithOwner, WithLeaseTime)
+	// clientOnly and lockOnly name the first option given that applies
+	// to the client only, or to one lock only: given at the other level it
+	// is an error that names it.
+	clientOnly, lockOnly string
 }
 
-// Option configures a Client.
+// Option configures a client or one lock. Given to Dial, New or FromEnv an
+// option sets the client's default; given to Mutex, MutexAll, RWMutex,
+// FairMutex or Election it applies to that lock only. An option that
+// cannot apply at the level it is given (WithKeyPrefix to one lock,
+// WithOwner to the client) makes the constructor return an error naming
+// it. WithTTL applies at both levels; WithOwner and WithLeaseTime to one
+// lock only; every other option to the client only.
 type Option func(*config)
 
-// WithTTL sets the lock TTL, the time a key lives on a node without renewal.
-// Leases without an explicit lease time are renewed by a watchdog every
-// TTL/3. Default 10s.
+// onlyClient records that the option name applies to the client only.
+func (c *config) onlyClient(name string) {
+	if c.clientOnly == "" {
+		c.clientOnly = name
+	}
+}
+
+// onlyLock records that the option name applies to one lock only.
+func (c *config) onlyLock(name string) {
+	if c.lockOnly == "" {
+		c.lockOnly = name
+	}
+}
+
+// lockOptions applies the options given to a lock's constructor.
+func lockOptions(opts []Option) (mutexConfig, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.clientOnly != "" {
+		return mutexConfig{}, fmt.Errorf("quorumlock: %s applies to the client, not to one lock", cfg.clientOnly)
+	}
+	cfg.lock.ttl = cfg.ttl
+	return cfg.lock, nil
+}
+
+// WithTTL sets the lock TTL, the time a key lives on a node without
+// renewal: leases without a fixed lease time (WithLeaseTime) are renewed by
+// a watchdog every TTL/3, and a lost lease is noticed within the TTL. A
+// short TTL hands a crashed holder's lock over sooner; a long one survives
+// longer pauses and node stalls. Given to the client it is every lock's
+// default (default 10s); given to one lock it overrides that for the
+// lock's acquisitions only (default 0: the client's), and a lease time
+// (WithLeaseTime) wins over it.
+//
+// With WithRestartDetection, give WithRestartDelay at least the longest
+// per-lock TTL in use: its default waits the client's TTL.
 func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = d } }
 
 // WithBatching turns on or off the coalescing of concurrent lock calls to
 // one node into pipelines: a call that finds the node's connections busy
 // waits for them and goes out with the others queued meanwhile, under its
 // own deadline still. A lone caller never waits for a batch. Default on.
-func WithBatching(on bool) Option { return func(c *config) { c.noBatch = !on } }
+func WithBatching(on bool) Option {
+	return func(c *config) { c.onlyClient("WithBatching"); c.noBatch = !on }
+}
 
-// WithPolicy sets the quorum policy. Default Majority (RedLock); All makes a
-// MultiLock that needs every node.
-func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+// WithPolicy sets the quorum policy: how many of n nodes may refuse or fail
+// while the lock still counts as held, and how long each node's call may
+// take. Default Majority (RedLock); All makes a MultiLock that needs every
+// node.
+func WithPolicy(p multilock.Policy) Option {
+	return func(c *config) { c.onlyClient("WithPolicy"); c.policy = p }
+}
 
 // WithDriftFactor sets the clock drift factor subtracted from every validity
 // (validity = ttl − elapsed − (ttl·factor + 2 ms)). Default 0.01.
-func WithDriftFactor(f float64) Option { return func(c *config) { c.factor = f } }
+func WithDriftFactor(f float64) Option {
+	return func(c *config) { c.onlyClient("WithDriftFactor"); c.factor = f }
+}
 
 // WithAttemptTimeout bounds one acquisition attempt. Each node call gets
-// Policy.LockWaitTime of what is left of it (Majority: a 1/n share), so a
-// frozen node costs at most that. Default 250ms (50ms per node with 5 nodes).
-func WithAttemptTimeout(d time.Duration) Option { return func(c *config) { c.attemptTimeout = d } }
+// the policy's LockWaitTime of what is left of it (Majority: a 1/n
+// share), so a frozen node costs at most that. Default 250ms (50ms per node with 5 nodes).
+func WithAttemptTimeout(d time.Duration) Option {
+	return func(c *config) { c.onlyClient("WithAttemptTimeout"); c.attemptTimeout = d }
+}
 
 // WithReleaseTimeout bounds each node's release and rollback call; they run
 // on a fresh context, so a cancelled caller still cleans up. Default 250ms.
-func WithReleaseTimeout(d time.Duration) Option { return func(c *config) { c.releaseTimeout = d } }
+func WithReleaseTimeout(d time.Duration) Option {
+	return func(c *config) { c.onlyClient("WithReleaseTimeout"); c.releaseTimeout = d }
+}
 
 // WithRetryInterval is the longest a waiting Lock sleeps between tries when
 // no unlock message arrives (messages are lost when a pub/sub connection
 // drops). The wait is jittered ±20% and cut short by the holder's remaining
 // TTL. Default 500ms.
-func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retryInterval = d } }
+func WithRetryInterval(d time.Duration) Option {
+	return func(c *config) { c.onlyClient("WithRetryInterval"); c.retryInterval = d }
+}
 
 // WithFencing turns fencing tokens on or off. On, every lease carries a
 // token that strictly increases across holders: the highest counter among
@@ -126,7 +180,9 @@ func WithRetryInterval(d time.Duration) Option { return func(c *config) { c.retr
 // holder's work. Counters survive a node crash only with appendonly yes and
 // appendfsync always. Default on; WithFencing(false) saves the round trip
 // and Lease.Token is then 0.
-func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
+func WithFencing(on bool) Option {
+	return func(c *config) { c.onlyClient("WithFencing"); c.fencing = on }
+}
 
 // WithFenceRetention sets how long a node keeps a lock name's fencing
 // counter after its last use (at least 99% of it: a Mutex's grants re-arm
@@ -137,11 +193,15 @@ func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 // the retention. A FairMutex's ticket counter is kept as long after its
 // last ticket (and while anyone is in line). Default 7 days; at least 1
 // hour, and at least 100 times the TTL.
-func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.fenceRetention = d } }
+func WithFenceRetention(d time.Duration) Option {
+	return func(c *config) { c.onlyClient("WithFenceRetention"); c.fenceRetention = d }
+}
 
 // WithKeyPrefix sets the prefix of every key and channel. Default
 // "quorumlock:".
-func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+func WithKeyPrefix(p string) Option {
+	return func(c *config) { c.onlyClient("WithKeyPrefix"); c.prefix = p }
+}
 
 // Client locks on a set of independent Redis nodes. It is safe for concurrent
 // use. Close it when done: it stops the pub/sub listeners and waits for
@@ -198,6 +258,9 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.lockOnly != "" {
+		return nil, fmt.Errorf("quorumlock: %s applies to one lock, not to the client", cfg.lockOnly)
+	}
 	if err := cfg.validate(len(clients)); err != nil {
 		return nil, err
 	}
@@ -209,7 +272,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if c.nodes, err = newNodes(clients, cfg); err != nil {
 		return nil, err
 	}
-	c.admin = admin.New(c.nodes, admin.Config{
+	c.admin = admin.New(node.PublicNodes[*pubnode.Node](c.nodes), admin.Config{
 		Policy:           cfg.policy,
 		TTL:              cfg.ttl,
 		AttemptTimeout:   cfg.attemptTimeout,

@@ -3,11 +3,13 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // Close ends every lease of the client: Done closes, Context is cancelled,
@@ -174,5 +176,82 @@ func TestCloseRacesWatchdogAndLocks(t *testing.T) {
 			}
 		}
 		mu.Unlock()
+	}
+}
+
+// releaseSpans records when each release ran, to tell how many overlapped.
+type releaseSpans struct {
+	mu    sync.Mutex
+	spans [][2]time.Time
+}
+
+func (r *releaseSpans) Observe(_ context.Context, e observe.Event) {
+	if e.Op != observe.OpRelease {
+		return
+	}
+	r.mu.Lock()
+	r.spans = append(r.spans, [2]time.Time{e.Start, e.Start.Add(e.Duration)})
+	r.mu.Unlock()
+}
+
+// peak is the largest number of spans that were running at one instant.
+func (r *releaseSpans) peak() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	best := 0
+	for _, s := range r.spans {
+		n := 0
+		for _, o := range r.spans {
+			if !o[0].After(s[0]) && o[1].After(s[0]) {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+// Close releases many leases a few at a time (not a goroutine per lease)
+// and still ends and gives back every one of them.
+func TestCloseReleasesManyLeasesFewAtATime(t *testing.T) {
+	defer func(n int) { closeReleasers = n }(closeReleasers)
+	closeReleasers = 3
+	_, clients := cluster(t, 3)
+	spans := &releaseSpans{}
+	a, err := New(clients, WithTTL(time.Minute), WithObserver(spans))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b := newClient(t, clients)
+	ctx := t.Context()
+	const n = 40
+	names := make([]string, n)
+	leases := make([]*Lease, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("many-%d", i)
+		if leases[i], err = mustMutex(t, a, names[i]).Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range leases {
+		if !errors.Is(l.Err(), ErrClosed) {
+			t.Errorf("lease %s after Close: Err %v, want ErrClosed", names[i], l.Err())
+		}
+		l2, err := mustMutex(t, b, names[i]).TryLock(ctx)
+		if err != nil {
+			t.Errorf("%s not given back by Close: %v", names[i], err)
+			continue
+		}
+		_ = l2.Unlock(ctx)
+	}
+	if got := len(spans.spans); got != n {
+		t.Errorf("%d releases observed, want %d", got, n)
+	}
+	if p := spans.peak(); p > closeReleasers {
+		t.Errorf("%d releases ran at once, want at most %d", p, closeReleasers)
 	}
 }

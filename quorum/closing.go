@@ -89,17 +89,31 @@ func (c *Client) markClosed() ([]*Lease, bool) {
 	return out, true
 }
 
-// endLeases ends every lease (Done closes, Err wraps ErrClosed) and then
-// gives each lock back, all at once, each within the release timeout.
+// closeReleasers bounds the releases Close runs at once. A goroutine and
+// a context per lease would cost memory in proportion to the leases held
+// (a client may hold a great many); a few hundred at once already fill the
+// nodes' pipelines.
+var closeReleasers = 256
+
+// endLeases ends every lease (Done closes, Err wraps ErrClosed) and gives
+// each lock back, at most closeReleasers at a time, each within the
+// release timeout.
 func (c *Client) endLeases(leases []*Lease) {
+	work := make(chan *Lease)
 	var wg sync.WaitGroup
-	for _, l := range leases {
+	for range min(len(leases), closeReleasers) {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
-			defer cancel()
-			l.closeByClient(ctx)
+			for l := range work {
+				ctx, cancel := context.WithTimeout(context.Background(), c.cfg.releaseTimeout)
+				l.closeByClient(ctx)
+				cancel()
+			}
 		})
 	}
+	for _, l := range leases {
+		work <- l
+	}
+	close(work)
 	wg.Wait()
 }
 

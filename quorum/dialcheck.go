@@ -28,7 +28,7 @@ const opDial = "dial"
 // missing quorum at start is a configuration error, as in a CLI or a
 // batch job.
 func WithDialCheck(timeout time.Duration) Option {
-	return func(c *config) { c.dialCheck = timeout }
+	return func(c *config) { c.onlyClient("WithDialCheck"); c.dialCheck = timeout }
 }
 
 // dialCheck pings every node within timeout and reports when fewer than a

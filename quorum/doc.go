@@ -57,10 +57,10 @@
 // go-redis logs through one process-global logger, to stderr: a line per
 // failed dial, until as many dials as its pool holds failed in a row (a few
 // dozen lines per dead node, again after each recovery). Route it to slog
-// (see RedisLogger), or discard it, once at start:
+// (see observe.RedisLogger), or discard it, once at start:
 //
-//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
-//	redis.SetLogger(quorum.RedisLogger{}) // discard
+//	redis.SetLogger(observe.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug})
+//	redis.SetLogger(observe.RedisLogger{}) // discard
 //
 // # Leases
 //
@@ -101,17 +101,18 @@
 //
 // WithOwner makes acquisitions reentrant for an explicit owner. MutexAll
 // holds several resources at once or none. RWMutex admits many readers or
-// one writer; FairMutex serves waiters in arrival order. A Policy decides
-// how many nodes may fail (Majority: RedLock; All: MultiLock) and how long
-// each node call may take. Do runs a function under the lock. The
+// one writer; FairMutex serves waiters in arrival order. The policy
+// (WithPolicy, a multilock.Policy) decides how many nodes may fail
+// (Majority: RedLock; All: MultiLock) and how long each node call may
+// take. Do runs a function under the lock. The
 // operator's tools (preflight Check, Inspect, List, ForceUnlock) are in
 // package quorum/admin, reached through Client.Admin.
 //
 // # Observability
 //
 // WithObserver receives every operation's outcome (attempts with per-node
-// votes, waits, renewals, releases with hold times, lost leases); package
-// otelquorum turns them into OpenTelemetry metrics and spans. WithLogger
+// votes, waits, renewals, releases with hold times, lost leases) as the
+// events of package quorum/observe; package otelquorum turns them into OpenTelemetry metrics and spans. WithLogger
 // logs them through log/slog. Both are off by default and cost nothing then.
 //
 // # Client settings

@@ -20,8 +20,8 @@ var (
 	// ErrLeaderUnknown: too few nodes answered to tell whether there is a
 	// leader, or who it is.
 	ErrLeaderUnknown = errors.New("quorumlock: leader unknown: fewer than a quorum of nodes answered")
-	// ErrResigned: the term ended by Resign (Term.Err, context.Cause of
-	// Term.Context); a second Resign's error wraps it too.
+	// ErrResigned: the term ended by its Unlock (Term.Err, context.Cause
+	// of Term.Context); a second Unlock's error wraps it too.
 	ErrResigned = errors.New("quorumlock: resigned")
 	// ErrNotPublished: a Proclaim reached fewer than a quorum of the nodes
 	// that hold the term, so nothing was published: Term.Value keeps the
@@ -37,7 +37,7 @@ var (
 	ErrPublishUnfinished = errors.New("quorumlock: value decided but not yet on a quorum")
 )
 
-// errResignedTwice is a second Resign's error.
+// errResignedTwice is a second Unlock's error of a term.
 var errResignedTwice = fmt.Errorf("%w already", ErrResigned)
 
 // ElectionPrefix starts the lock name of every election: the election
@@ -62,18 +62,18 @@ type Election struct {
 	m    *Mutex
 }
 
-// Election returns the election called name. Of the lock options only
-// WithLockTTL applies: how long a term lives on the nodes without renewal.
-// A leader that dies is replaced at most this long (plus the retry
-// interval when no follower hears of it) later; the watchdog renews every
-// TTL/3. Default the client's TTL (WithTTL).
-func (c *Client) Election(name string, opts ...MutexOption) (*Election, error) {
+// Election returns the election called name. Of the options only WithTTL
+// applies: how long a term lives on the nodes without renewal. A leader
+// that dies is replaced at most this long (plus the retry interval when no
+// follower hears of it) later; the watchdog renews every TTL/3. Default
+// the client's TTL.
+func (c *Client) Election(name string, opts ...Option) (*Election, error) {
 	if name == "" {
 		return nil, errors.New("quorumlock: empty election name")
 	}
-	var cfg mutexConfig
-	for _, o := range opts {
-		o(&cfg)
+	cfg, err := lockOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case cfg.owner != "":
@@ -88,9 +88,6 @@ func (c *Client) Election(name string, opts ...MutexOption) (*Election, error) {
 	m.kind = electLock{}
 	return &Election{c: c, name: name, m: m}, nil
 }
-
-// Name is the election's name.
-func (e *Election) Name() string { return e.name }
 
 // Campaign waits until this campaigner is elected or ctx ends, and returns
 // its term with value published as the leader's. It waits as Mutex.Lock
@@ -119,9 +116,7 @@ func (e *Election) TryCampaign(ctx context.Context, value string) (*Term, error)
 // (a Proclaim); unless that Proclaim fully succeeded the lock is given back:
 // a term whose first value is not on a quorum would read as no leader.
 func (e *Election) begin(ctx context.Context, lease *Lease, value string) (*Term, error) {
-	t := &Term{e: e, lease: lease, number: lease.Token(), elected: time.Now()}
-	t.ctx, t.cancel = context.WithCancelCause(context.Background())
-	context.AfterFunc(lease.Context(), func() { t.cancel(t.Err()) })
+	t := &Term{Lease: lease, e: e, elected: time.Now()}
 	if err := t.Proclaim(ctx, value); err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.c.cfg.releaseTimeout)
 		defer cancel()
@@ -131,33 +126,40 @@ func (e *Election) begin(ctx context.Context, lease *Lease, value string) (*Term
 	return t, nil
 }
 
-// Term is one leader's tenure. Its methods are safe for concurrent use.
+// Term is one leader's tenure: the election's lease, with the leader's
+// value. Its methods are safe for concurrent use.
 //
-// A term ends by Resign, or is lost: its renewal could not reach a quorum
-// before the term's validity ended, or a quorum no longer holds it (an
-// operator's ForceUnlock), or the client was closed. Done and Context tell
-// the leader to stop; run the leader's work under Context.
+// Its Token is the term number, a fencing token strictly increasing across
+// the leaders of the election: pass it with every write the leader makes
+// to a resource that can refuse older tokens. Until is the end of the
+// term's validity on the client's monotonic clock, moved on by every
+// renewal (the watchdog renews a term every TTL/3).
 //
-// For a history of tenures, record Number, Elected and the moment Done
+// A term ends by Unlock (the leader resigns: the election is given back on
+// every node and a waiting campaigner is woken at once), or is lost: its
+// renewal could not reach a quorum before the term's validity ended, or a
+// quorum no longer holds it (an operator's ForceUnlock), or the client was
+// closed. Done and Context tell the leader to stop; run the leader's work
+// under Context. Err and context.Cause of Context say why it ended:
+// ErrResigned after Unlock, an error wrapping ErrLeaseLost, or ErrClosed.
+// Unlock's errors are a lease's, with ErrResigned for ErrUnlocked: the
+// term is over for this leader whatever Unlock returns, and an error
+// wrapping ErrNotHeld (fewer than a quorum confirmed the release) needs
+// nothing done: nodes that did not release let the term run out at its
+// TTL, and no one else can lead before a quorum is free.
+//
+// For a history of tenures, record Token, Elected and the moment Done
 // closes (with Err): at most one term is valid at any moment on the
-// client's clock (Until), and numbers strictly increase.
+// client's clock (Until), and tokens strictly increase.
 type Term struct {
+	*Lease
 	e       *Election
-	lease   *Lease
-	number  int64
 	elected time.Time
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
 
 	mu    sync.Mutex // serialises Proclaim
 	value string
 	rev   int64
 }
-
-// Token is the term number, a fencing token as Lease.Token is: strictly
-// increasing across the leaders of the election. Pass it with every write
-// the leader makes to a resource that can refuse older tokens.
-func (t *Term) Token() int64 { return t.number }
 
 // Value is the leader's value, as last proclaimed.
 func (t *Term) Value() string {
@@ -168,26 +170,6 @@ func (t *Term) Value() string {
 
 // Elected is when the campaign was won (after the value was published).
 func (t *Term) Elected() time.Time { return t.elected }
-
-// Until is the end of the term's validity on the client's monotonic clock,
-// moved on by every renewal.
-func (t *Term) Until() time.Time { return t.lease.Until() }
-
-// Context is cancelled when the term ends; context.Cause tells why:
-// ErrResigned, an error wrapping ErrLeaseLost, or ErrClosed.
-func (t *Term) Context() context.Context { return t.ctx }
-
-// Done is closed when the term ends.
-func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
-
-// Err is nil while the term holds, else why it ended (see Context).
-func (t *Term) Err() error {
-	err := t.lease.Err()
-	if errors.Is(err, ErrUnlocked) {
-		return ErrResigned
-	}
-	return err
-}
 
 // Proclaim changes the leader's value without ending the term, all or
 // nothing. It takes two round trips: the value is first sent as pending
@@ -213,12 +195,12 @@ func (t *Term) Proclaim(ctx context.Context, value string) error {
 	t.rev++
 	c := t.e.c
 	lockName := t.e.m.names[0]
-	owner := t.lease.owner
+	owner := t.owner
 	// Each round trip has its own attempt's time: the first may spend
 	// all of its own waiting for a node that does not answer.
 	pctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
 	prepared, nodeErrs := c.fanCount(nil, func(n *node.Node) (bool, error) {
-		return n.Prepare(pctx, lockName, owner, t.number, t.rev, value)
+		return n.Prepare(pctx, lockName, owner, t.Token(), t.rev, value)
 	})
 	cancel()
 	need := c.need()
@@ -236,7 +218,7 @@ func (t *Term) Proclaim(ctx context.Context, value string) error {
 	cctx, cancel := context.WithTimeout(ctx, c.cfg.attemptTimeout)
 	defer cancel()
 	committed, commitErrs := c.fanCount(prepared, func(n *node.Node) (bool, error) {
-		return n.Proclaim(cctx, lockName, owner, t.number, t.rev, value)
+		return n.Proclaim(cctx, lockName, owner, t.Token(), t.rev, value)
 	})
 	if len(committed) < need {
 		return &electionError{
@@ -286,33 +268,12 @@ func (t *Term) withdraw(ctx context.Context, lockName, owner string) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.e.c.cfg.releaseTimeout)
 	defer cancel()
 	t.e.c.fanCount(nil, func(n *node.Node) (bool, error) {
-		return n.Withdraw(wctx, lockName, owner, t.number, t.rev)
+		return n.Withdraw(wctx, lockName, owner, t.Token(), t.rev)
 	})
 }
 
 // need is how many nodes make a quorum.
 func (c *Client) need() int { return len(c.nodes) - c.cfg.policy.FailedLocksLimit(len(c.nodes)) }
-
-// Resign ends the term and gives the election back on every node; a
-// waiting campaigner is woken at once (pub/sub). If ctx is already done a
-// fresh context bounded by the release timeout is used. The term is over
-// for this leader whatever Resign returns (Err is ErrResigned):
-//
-//   - an error wrapping ErrNotHeld: fewer than a quorum confirmed the
-//     release (nodes down, frozen or slow). Nothing to do: nodes that did
-//     not release let the term run out at its TTL, and no one else can
-//     lead before a quorum is free. The election may well be free already.
-//   - the term's error (ErrLeaseLost, ErrClosed) when it had been lost
-//     before.
-//   - an error wrapping ErrResigned when the term was resigned before.
-func (t *Term) Resign(ctx context.Context) error {
-	err := t.lease.Unlock(ctx)
-	<-t.ctx.Done() // the term's context ends with the lease's
-	if errors.Is(err, ErrUnlocked) {
-		return errResignedTwice
-	}
-	return err
-}
 
 // electionError is a one-line summary over per-node errors.
 type electionError struct {
@@ -323,7 +284,9 @@ type electionError struct {
 func (e *electionError) Error() string   { return e.msg }
 func (e *electionError) Unwrap() []error { return e.errs }
 
-// LeaderInfo is the current leader as a quorum of nodes sees it.
+// LeaderInfo is the current leader as a quorum of nodes sees it. Its zero
+// value (Token 0: no term has that number) means no leader, as Observe
+// delivers it.
 type LeaderInfo struct {
 	Token int64  // the leader's term number, its fencing token (Term.Token)
 	Value string // its value
@@ -461,17 +424,10 @@ func (m *Mutex) driftAllowance() time.Duration {
 	return time.Duration(float64(m.ttl())*m.c.cfg.factor) + 2*time.Millisecond
 }
 
-// LeaderChange is one change of leadership that Observe delivers.
-type LeaderChange struct {
-	// Leader is the new leader, or the zero value (with NoLeader) when the
-	// last delivered term ended and no new term holds a quorum yet.
-	Leader   LeaderInfo
-	NoLeader bool
-}
-
 // Observe delivers the election's leadership changes until ctx ends or the
-// client is closed; then the channel is closed. The first value is the
-// state at the start (a leader, or NoLeader).
+// client is closed; then the channel is closed. Each is the new leader, or
+// the zero LeaderInfo when the last delivered term ended and no new term
+// holds a quorum yet. The first value is the state at the start.
 //
 // Changes come in term order: a delivered term is never followed by an
 // older one, and a Proclaim within a term is delivered as a new value of
@@ -484,8 +440,8 @@ type LeaderChange struct {
 // the nodes, or one that did not take from the channel), only the latest
 // is. The channel holds one change: a slow reader gets the latest state,
 // not a backlog.
-func (e *Election) Observe(ctx context.Context) <-chan LeaderChange {
-	out := make(chan LeaderChange)
+func (e *Election) Observe(ctx context.Context) <-chan LeaderInfo {
+	out := make(chan LeaderInfo)
 	stop, ok := e.c.startObserver()
 	if !ok {
 		close(out)
@@ -495,7 +451,14 @@ func (e *Election) Observe(ctx context.Context) <-chan LeaderChange {
 	return out
 }
 
-func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<- LeaderChange) {
+// leaderChange is what observe last read: a leader, or none after the
+// term of Leader.Token (kept to order what follows).
+type leaderChange struct {
+	Leader   LeaderInfo
+	NoLeader bool
+}
+
+func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<- LeaderInfo) {
 	defer e.c.wg.Done()
 	defer close(out)
 	signal := make(chan struct{}, 1)
@@ -510,13 +473,13 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 		}
 	}()
 	var (
-		last      LeaderChange
+		last      leaderChange
 		delivered bool
 	)
 	for {
 		info, err := e.Leader(ctx)
 		next := e.c.jitter(e.c.cfg.retryInterval)
-		var ch LeaderChange
+		var ch leaderChange
 		send := false
 		switch {
 		case err == nil:
@@ -524,7 +487,7 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 				// Look again when the term would run out unrenewed.
 				next = max(info.TimeLeft, 5*time.Millisecond)
 			}
-			ch = LeaderChange{Leader: info}
+			ch = leaderChange{Leader: info}
 			switch {
 			case !delivered:
 				send = true
@@ -535,7 +498,7 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 				send = info.Token > last.Leader.Token || info.Token == last.Leader.Token && info.rev > last.Leader.rev
 			}
 		case errors.Is(err, ErrNoLeader):
-			ch = LeaderChange{Leader: LeaderInfo{Token: last.Leader.Token}, NoLeader: true}
+			ch = leaderChange{Leader: LeaderInfo{Token: last.Leader.Token}, NoLeader: true}
 			send = !delivered || !last.NoLeader
 		}
 		if send {
@@ -564,13 +527,13 @@ func (e *Election) observe(ctx context.Context, stop <-chan struct{}, out chan<-
 	}
 }
 
-// noTerm is the change as the user sees it: a NoLeader change carries the
-// zero LeaderInfo (the term kept internally only orders what follows).
-func noTerm(ch LeaderChange) LeaderChange {
+// noTerm is the change as the user sees it: no leader is the zero
+// LeaderInfo (the term kept internally only orders what follows).
+func noTerm(ch leaderChange) LeaderInfo {
 	if ch.NoLeader {
-		ch.Leader = LeaderInfo{}
+		return LeaderInfo{}
 	}
-	return ch
+	return ch.Leader
 }
 
 // observers: the stop signal of Observe's goroutines, closed by Close.
@@ -626,7 +589,7 @@ func RunLeader(ctx context.Context, e *Election, value string, fn func(ctx conte
 			continue
 		}
 		ferr := runTerm(ctx, t, fn)
-		_ = t.Resign(context.WithoutCancel(ctx))
+		_ = t.Unlock(context.WithoutCancel(ctx))
 		if ferr != nil && !termOver(ferr) {
 			return ferr
 		}

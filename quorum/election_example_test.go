@@ -44,12 +44,12 @@ func ExampleElection_Campaign() {
 		}
 		elected <- t
 	}()
-	if err := first.Resign(ctx); err != nil {
+	if err := first.Unlock(ctx); err != nil {
 		log.Fatal(err)
 	}
 	second := <-elected
 	fmt.Println("leader:", second.Value(), "higher term:", second.Token() > first.Token())
-	if err := second.Resign(ctx); err != nil {
+	if err := second.Unlock(ctx); err != nil {
 		log.Fatal(err)
 	}
 	// Output:

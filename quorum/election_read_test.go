@@ -80,10 +80,10 @@ func leadFor10s(t *testing.T, servers []*localredis.Server, clients []redis.Univ
 		}
 		revs := committedRevs(t, servers, name)
 		if slices.Equal(revs, []int64{1, 1, 1, 1, 1}[:len(servers)]) {
-			t.Cleanup(func() { _ = term.Resign(context.Background()) })
+			t.Cleanup(func() { _ = term.Unlock(context.Background()) })
 			return term
 		}
-		if err := term.Resign(t.Context()); err != nil || try == 4 {
+		if err := term.Unlock(t.Context()); err != nil || try == 4 {
 			t.Fatalf("first value's revs %v after %d campaigns (%v)", revs, try+1, err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestElectionFailedProclaimIsNeverRead(t *testing.T) {
 	defer cancel()
 	select {
 	case ch := <-reader.Observe(octx):
-		if ch.NoLeader || ch.Leader.Token != term.Token() || ch.Leader.Value != "v1" {
+		if ch.Token != term.Token() || ch.Value != "v1" {
 			t.Fatalf("Observe's first change %+v, want term %d value v1", ch, term.Token())
 		}
 	case <-time.After(20 * time.Second):
@@ -279,8 +279,8 @@ func TestElectionUnfinishedProclaim(t *testing.T) {
 	wantLeader(t, reader, term, "v3", "after the next Proclaim")
 }
 
-// Resign's outcomes: a second Resign wraps ErrResigned (a second Unlock of
-// a lease ErrUnlocked); a Resign that no quorum confirmed wraps ErrNotHeld,
+// A term's Unlock outcomes: a second Unlock wraps ErrResigned (a second
+// Unlock of a plain lease ErrUnlocked); an Unlock that no quorum confirmed wraps ErrNotHeld,
 // and the term is over for its leader all the same.
 func TestElectionResignErrors(t *testing.T) {
 	servers, clients := cluster(t, 3)
@@ -291,11 +291,11 @@ func TestElectionResignErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.Resign(ctx); !errors.Is(err, ErrResigned) {
-		t.Errorf("second Resign: %v, want ErrResigned", err)
+	if err := term.Unlock(ctx); !errors.Is(err, ErrResigned) {
+		t.Errorf("second Unlock: %v, want ErrResigned", err)
 	}
 	lease, err := mustMutex(t, c, "twice").Lock(ctx)
 	if err != nil {
@@ -313,11 +313,11 @@ func TestElectionResignErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	killAll(t, servers[1:]...)
-	err = term.Resign(ctx)
+	err = term.Unlock(ctx)
 	if !errors.Is(err, ErrNotHeld) || errors.Is(err, ErrResigned) {
-		t.Errorf("Resign with 1 of 3 nodes: %v, want ErrNotHeld", err)
+		t.Errorf("Unlock with 1 of 3 nodes: %v, want ErrNotHeld", err)
 	}
 	if !errors.Is(term.Err(), ErrResigned) {
-		t.Errorf("after an unconfirmed Resign: Err %v, want ErrResigned", term.Err())
+		t.Errorf("after an unconfirmed Unlock: Err %v, want ErrResigned", term.Err())
 	}
 }

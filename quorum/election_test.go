@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func mustElection(t *testing.T, c *Client, name string, opts ...MutexOption) *Election {
+func mustElection(t *testing.T, c *Client, name string, opts ...Option) *Election {
 	t.Helper()
 	e, err := c.Election(name, opts...)
 	if err != nil {
@@ -60,11 +60,11 @@ func TestElectionOneLeaderAtATimeTermsIncrease(t *testing.T) {
 				mu.Lock()
 				leading--
 				mu.Unlock()
-				if err := term.Resign(ctx); err != nil {
+				if err := term.Unlock(ctx); err != nil {
 					errs <- err
 				}
 				if !errors.Is(term.Err(), ErrResigned) || !errors.Is(context.Cause(term.Context()), ErrResigned) {
-					errs <- fmt.Errorf("after Resign: Err %v, cause %v", term.Err(), context.Cause(term.Context()))
+					errs <- fmt.Errorf("after Unlock: Err %v, cause %v", term.Err(), context.Cause(term.Context()))
 				}
 			}
 		}()
@@ -101,7 +101,7 @@ func TestElectionFencedWithoutClientFencing(t *testing.T) {
 	if _, err := b.TryCampaign(ctx, "b"); !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrTaken) {
 		t.Errorf("second TryCampaign: %v, want ErrNotObtained and ErrTaken", err)
 	}
-	if err := ta.Resign(ctx); err != nil {
+	if err := ta.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := b.TryCampaign(ctx, "b")
@@ -111,10 +111,10 @@ func TestElectionFencedWithoutClientFencing(t *testing.T) {
 	if tb.Token() <= ta.Token() {
 		t.Errorf("term %d after %d", tb.Token(), ta.Token())
 	}
-	_ = tb.Resign(ctx)
+	_ = tb.Unlock(ctx)
 }
 
-// A campaigner waiting behind a leader is woken by the leader's Resign
+// A campaigner waiting behind a leader is woken by the leader's Unlock
 // through pub/sub: with a retry interval and term TTL of a minute, nothing
 // else could wake it before the test's deadline.
 func TestElectionResignWakesCampaigner(t *testing.T) {
@@ -137,7 +137,7 @@ func TestElectionResignWakesCampaigner(t *testing.T) {
 		got <- tb
 	}()
 	waitAttempts(t, tries, 2) // b's first try and its look after subscribing
-	if err := ta.Resign(ctx); err != nil {
+	if err := ta.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -148,9 +148,9 @@ func TestElectionResignWakesCampaigner(t *testing.T) {
 		if tb.Token() <= ta.Token() || tb.Value() != "b" {
 			t.Errorf("b's term %d value %q; a's term %d", tb.Token(), tb.Value(), ta.Token())
 		}
-		_ = tb.Resign(ctx)
+		_ = tb.Unlock(ctx)
 	case <-time.After(20 * time.Second):
-		t.Fatal("the waiting campaigner was not woken by Resign")
+		t.Fatal("the waiting campaigner was not woken by Unlock")
 	}
 }
 
@@ -185,11 +185,11 @@ func TestElectionLeaderLosesNodes(t *testing.T) {
 	if _, err := e.Leader(ctx); !errors.As(err, &ne) {
 		t.Errorf("Leader's error %v has no *NodeError", err)
 	}
-	_ = term.Resign(ctx)
+	_ = term.Unlock(ctx)
 }
 
 // Observe delivers the state at the start, each new term, a Proclaim's new
-// value, and the end of a term, in order; Leader agrees. After Resign and
+// value, and the end of a term, in order; Leader agrees. After Unlock and
 // Close nothing but the fencing counter is left on the nodes.
 func TestElectionObserveAndLeader(t *testing.T) {
 	servers, clients := cluster(t, 3)
@@ -201,7 +201,7 @@ func TestElectionObserveAndLeader(t *testing.T) {
 		t.Fatalf("Leader before any campaign: %v, want ErrNoLeader", err)
 	}
 	ch := e.Observe(ctx)
-	next := func(what string) LeaderChange {
+	next := func(what string) LeaderInfo {
 		t.Helper()
 		select {
 		case x, ok := <-ch:
@@ -212,16 +212,16 @@ func TestElectionObserveAndLeader(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: nothing delivered", what)
 		}
-		return LeaderChange{}
+		return LeaderInfo{}
 	}
-	if x := next("start"); !x.NoLeader {
-		t.Fatalf("first change %+v, want NoLeader", x)
+	if x := next("start"); x != (LeaderInfo{}) {
+		t.Fatalf("first change %+v, want the zero LeaderInfo (no leader)", x)
 	}
 	term, err := e.Campaign(ctx, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := next("elected"); x.NoLeader || x.Leader.Token != term.Token() || x.Leader.Value != "v1" || x.Leader.TimeLeft <= 0 {
+	if x := next("elected"); x == (LeaderInfo{}) || x.Token != term.Token() || x.Value != "v1" || x.TimeLeft <= 0 {
 		t.Fatalf("after Campaign: %+v, want term %d value v1", x, term.Token())
 	}
 	if err := term.Proclaim(ctx, "v2"); err != nil {
@@ -230,17 +230,17 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if term.Value() != "v2" {
 		t.Errorf("Value %q after Proclaim", term.Value())
 	}
-	if x := next("proclaimed"); x.Leader.Token != term.Token() || x.Leader.Value != "v2" {
+	if x := next("proclaimed"); x.Token != term.Token() || x.Value != "v2" {
 		t.Fatalf("after Proclaim: %+v", x)
 	}
 	if info, err := e.Leader(ctx); err != nil || info.Value != "v2" || info.Token != term.Token() {
 		t.Errorf("Leader = %+v, %v", info, err)
 	}
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if x := next("resigned"); !x.NoLeader {
-		t.Fatalf("after Resign: %+v, want NoLeader", x)
+	if x := next("resigned"); x != (LeaderInfo{}) {
+		t.Fatalf("after Unlock: %+v, want the zero LeaderInfo (no leader)", x)
 	}
 	oc := newClient(t, clients)
 	other := mustElection(t, oc, "obs")
@@ -248,13 +248,13 @@ func TestElectionObserveAndLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := next("second"); x.Leader.Token != t2.Token() || t2.Token() <= term.Token() || x.Leader.Value != "w" {
+	if x := next("second"); x.Token != t2.Token() || t2.Token() <= term.Token() || x.Value != "w" {
 		t.Fatalf("second term: %+v (term %d after %d)", x, t2.Token(), term.Token())
 	}
-	if err := t2.Resign(ctx); err != nil {
+	if err := t2.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// Resign returns once a quorum released; oc's Close waits for the
+	// Unlock returns once a quorum released; oc's Close waits for the
 	// rest (its last node's release may still be on the way).
 	if err := oc.Close(); err != nil {
 		t.Fatal(err)
@@ -336,7 +336,7 @@ func TestRunLeaderErrorAndOptions(t *testing.T) {
 	if _, err := e.Leader(t.Context()); !errors.Is(err, ErrNoLeader) {
 		t.Errorf("after RunLeader returned: %v, want ErrNoLeader", err)
 	}
-	if _, err := c.Election("x", WithLockTTL(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithLockTTL") {
+	if _, err := c.Election("x", WithTTL(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithTTL") {
 		t.Errorf("negative TTL: %v", err)
 	}
 	if _, err := c.Election(""); err == nil {
@@ -362,7 +362,7 @@ func TestElectionValueOutlivesTTLWhileRenewed(t *testing.T) {
 	if err != nil || info.Token != term.Token() || info.Value != "v" {
 		t.Errorf("Leader after four TTLs: %+v, %v", info, err)
 	}
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

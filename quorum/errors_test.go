@@ -256,13 +256,13 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 	c := dialAddrs(t, []string{s.Addr()})
 	for _, tc := range []struct {
 		name string
-		opts []quorum.MutexOption
+		opts []quorum.Option
 	}{
-		{"WithLockTTL", []quorum.MutexOption{quorum.WithLockTTL(-time.Second)}},
-		{"WithLockTTL", []quorum.MutexOption{quorum.WithLockTTL(time.Millisecond)}},
-		{"WithLeaseTime", []quorum.MutexOption{quorum.WithLeaseTime(-time.Second)}},
-		{"WithLeaseTime", []quorum.MutexOption{quorum.WithLeaseTime(time.Millisecond)}},
-		{"WithOwner", []quorum.MutexOption{quorum.WithOwner("a\x00b")}},
+		{"WithTTL", []quorum.Option{quorum.WithTTL(-time.Second)}},
+		{"WithTTL", []quorum.Option{quorum.WithTTL(time.Millisecond)}},
+		{"WithLeaseTime", []quorum.Option{quorum.WithLeaseTime(-time.Second)}},
+		{"WithLeaseTime", []quorum.Option{quorum.WithLeaseTime(time.Millisecond)}},
+		{"WithOwner", []quorum.Option{quorum.WithOwner("a\x00b")}},
 	} {
 		_, err := c.Mutex("opt", tc.opts...)
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/quorumlock/quorumlock/guard"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // startNodes starts n local redis-server processes for an example and
@@ -270,10 +271,10 @@ func ExampleWithPolicy() {
 	// two nodes down: true
 }
 
-// observerFunc adapts a function to quorum.Observer.
-type observerFunc func(ctx context.Context, e quorum.Event)
+// observerFunc adapts a function to observe.Observer.
+type observerFunc func(ctx context.Context, e observe.Event)
 
-func (f observerFunc) Observe(ctx context.Context, e quorum.Event) { f(ctx, e) }
+func (f observerFunc) Observe(ctx context.Context, e observe.Event) { f(ctx, e) }
 
 // An Observer sees every lock operation's outcome; package otelquorum
 // turns them into OpenTelemetry metrics and spans, and WithLogger logs them
@@ -284,7 +285,7 @@ func ExampleWithObserver() {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var seen []string
-	obs := observerFunc(func(_ context.Context, e quorum.Event) {
+	obs := observerFunc(func(_ context.Context, e observe.Event) {
 		granted := 0
 		for _, v := range e.Votes {
 			if v.Granted {
@@ -293,7 +294,7 @@ func ExampleWithObserver() {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if e.Op == quorum.OpAttempt {
+		if e.Op == observe.OpAttempt {
 			seen = append(seen, fmt.Sprintf("%s %s: %s (%d votes)", e.Op, e.Name, e.Outcome, len(e.Votes)))
 			return
 		}

@@ -84,8 +84,8 @@ type fairSlot struct {
 }
 
 // FairMutex returns the fair lock called name. Options are those of Mutex
-// (WithOwner, WithLeaseTime).
-func (c *Client) FairMutex(name string, opts ...MutexOption) (*FairMutex, error) {
+// (WithOwner, WithLeaseTime, WithTTL).
+func (c *Client) FairMutex(name string, opts ...Option) (*FairMutex, error) {
 	m, err := c.newMutex([]string{name}, opts)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 var (
@@ -29,7 +30,7 @@ var (
 	_ handoffLocker    = (*FairMutex)(nil)
 )
 
-func mustFair(t *testing.T, c *Client, name string, opts ...MutexOption) *FairMutex {
+func mustFair(t *testing.T, c *Client, name string, opts ...Option) *FairMutex {
 	t.Helper()
 	f, err := c.FairMutex(name, opts...)
 	if err != nil {
@@ -275,11 +276,11 @@ func TestFairMutexObserved(t *testing.T) {
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	acq := rec.of(OpAcquire)
-	if len(acq) != 2 || acq[0].Outcome != OutcomeOK || acq[1].Outcome != OutcomeContended || acq[0].Name != "observed-fair" {
+	acq := rec.of(observe.OpAcquire)
+	if len(acq) != 2 || acq[0].Outcome != observe.OutcomeOK || acq[1].Outcome != observe.OutcomeContended || acq[0].Name != "observed-fair" {
 		t.Fatalf("acquire events %+v; want OK then contended, named observed-fair", acq)
 	}
-	if len(rec.of(OpAttempt)) < 2 || len(rec.of(OpRelease)) != 1 {
+	if len(rec.of(observe.OpAttempt)) < 2 || len(rec.of(observe.OpRelease)) != 1 {
 		t.Fatalf("events %+v", rec.events)
 	}
 }

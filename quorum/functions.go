@@ -19,6 +19,7 @@ import (
 // code `quorumlock functions code` prints) and the user needs only +fcall.
 func WithFunctions(on bool) Option {
 	return func(c *config) {
+		c.onlyClient("WithFunctions")
 		c.functions = -1
 		if on {
 			c.functions = 1

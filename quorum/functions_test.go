@@ -144,8 +144,8 @@ func exercise(t *testing.T, c *quorum.Client, fencing bool, between func()) {
 		t.Fatalf("Leader: %+v %v", li, err)
 	}
 	between()
-	if err := term.Resign(ctx); err != nil {
-		t.Fatalf("Resign: %v", err)
+	if err := term.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/testutil"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // A handle counts its live leases, and a second Lock on it while one
@@ -74,8 +75,8 @@ func TestWaiterRetriesSkipSetNX(t *testing.T) {
 			}
 		})
 	})
-	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e Event) {
-		if e.Op == OpAttempt {
+	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e observe.Event) {
+		if e.Op == observe.OpAttempt {
 			attempts.Add(1)
 		}
 	})))
@@ -151,8 +152,8 @@ func TestLateUnlockMessageSkipsTry(t *testing.T) {
 			}
 		})
 	})
-	c := newClient(t, clients, WithObserver(observerFunc(func(_ context.Context, e Event) {
-		if e.Op == OpAttempt {
+	c := newClient(t, clients, WithObserver(observerFunc(func(_ context.Context, e observe.Event) {
+		if e.Op == observe.OpAttempt {
 			attempts.Add(1)
 		}
 	})))
@@ -212,8 +213,8 @@ func TestWokenTryAfterLossSkipsSetNX(t *testing.T) {
 			}
 		})
 	})
-	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e Event) {
-		if e.Op == OpAttempt {
+	waiter := newClient(t, wclients, WithObserver(observerFunc(func(_ context.Context, e observe.Event) {
+		if e.Op == observe.OpAttempt {
 			attempts.Add(1)
 		}
 	})))

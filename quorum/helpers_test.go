@@ -12,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/leakcheck"
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
@@ -33,7 +34,7 @@ func newClient(t *testing.T, clients []redis.UniversalClient, opts ...Option) *C
 	return c
 }
 
-func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex {
+func mustMutex(t *testing.T, c *Client, name string, opts ...Option) *Mutex {
 	t.Helper()
 	m, err := c.Mutex(name, opts...)
 	if err != nil {
@@ -43,16 +44,16 @@ func mustMutex(t *testing.T, c *Client, name string, opts ...MutexOption) *Mutex
 }
 
 // observerFunc adapts a function to Observer.
-type observerFunc func(ctx context.Context, e Event)
+type observerFunc func(ctx context.Context, e observe.Event)
 
-func (f observerFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
+func (f observerFunc) Observe(ctx context.Context, e observe.Event) { f(ctx, e) }
 
 // attempts returns an option that counts the client's decided lock
 // attempts (OpAttempt), and the count.
 func attempts() (Option, *atomic.Int64) {
 	n := new(atomic.Int64)
-	return WithObserver(observerFunc(func(_ context.Context, e Event) {
-		if e.Op == OpAttempt {
+	return WithObserver(observerFunc(func(_ context.Context, e observe.Event) {
+		if e.Op == observe.OpAttempt {
 			n.Add(1)
 		}
 	})), n
@@ -91,7 +92,7 @@ func waitSubscribed(t *testing.T, clients []redis.UniversalClient, channel strin
 // quorum granted; the other nodes' answers land later (a late grant counts
 // for the lease). A test that then takes a node's key away, or counts on
 // which nodes the holder has, waits here first.
-func waitAnswered(t *testing.T, l *Lease, idx ...int) []Vote {
+func waitAnswered(t *testing.T, l *Lease, idx ...int) []observe.Vote {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		votes := l.Report().Votes

@@ -43,8 +43,11 @@ func TestLibraryImports(t *testing.T) {
 			if core && strings.HasSuffix(d, "/node") {
 				t.Errorf("multilock imports node")
 			}
-			if strings.HasSuffix(pkg, "node") && strings.HasSuffix(d, "/multilock") {
-				t.Errorf("node imports multilock")
+			// The Redis node implements the core's interfaces without
+			// knowing the core; the public node hands its locks out as
+			// multilock.Locker, so it alone may import it.
+			if pkg == "internal/node" && strings.HasSuffix(d, "/multilock") {
+				t.Errorf("internal/node imports multilock")
 			}
 		}
 	}

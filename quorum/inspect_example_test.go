@@ -22,7 +22,7 @@ func ExampleDo() {
 	defer c.Close()
 	m, _ := c.Mutex("report")
 	errBusy := errors.New("backend busy")
-	err = quorum.Do(context.Background(), m.Lock, func(ctx context.Context) error {
+	err = quorum.Do(context.Background(), m.Lock, func(ctx context.Context, lease *quorum.Lease) error {
 		// ... work under the lock, stopping when ctx is done ...
 		return errBusy
 	})

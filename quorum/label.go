@@ -24,7 +24,9 @@ import (
 // a held lock. It must not contain a NUL byte; at most 100 bytes. Default
 // "host:pid" of this process; "" records none. Owners given with WithOwner
 // are used as they are.
-func WithLabel(label string) Option { return func(c *config) { c.label, c.labelSet = label, true } }
+func WithLabel(label string) Option {
+	return func(c *config) { c.onlyClient("WithLabel"); c.label, c.labelSet = label, true }
+}
 
 // ownerSep separated the label from the client's UUID in the owners of
 // earlier versions ("label#uuid:seq"); admin.OwnerLabel still reads them.

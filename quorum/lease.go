@@ -12,7 +12,7 @@ import (
 )
 
 // optionErr is err, an option's invalid value, named after the option:
-// "quorumlock: WithLockTTL(1ms): ttl 1ms is not larger than ...".
+// "quorumlock: WithTTL(1ms): ttl 1ms is not larger than ...".
 func optionErr(option string, err error) error {
 	return oneline.Wrap(errors.New("quorumlock: "+option), err)
 }
@@ -121,7 +121,7 @@ func (l *Lease) Token() int64 { return l.ml.Token() }
 func (l *Lease) name() string { return l.m.name() }
 
 // Context is cancelled when the lease ends; context.Cause tells why
-// (ErrUnlocked, ErrLeaseLost, ErrLeaseExpired, or ErrClosed when the
+// (ErrUnlocked, for a Term ErrResigned; ErrLeaseLost, ErrLeaseExpired, or ErrClosed when the
 // client's Close ended it). Run the critical section
 // under it so it stops when the lock is no longer held.
 func (l *Lease) Context() context.Context {
@@ -173,7 +173,8 @@ var errUnlockedTwice = fmt.Errorf("%w already: Unlock was called twice", ErrUnlo
 // ErrNotHeld when no quorum confirmed the release (nothing to do: the lock
 // runs out at its TTL on the nodes that did not release), and an error
 // wrapping ErrUnlocked when it was unlocked before (ErrClosed when Close
-// ended the lease).
+// ended the lease). A Term's Unlock resigns: ErrResigned stands for
+// ErrUnlocked.
 func (l *Lease) Unlock(ctx context.Context) error {
 	l.mu.Lock()
 	if l.unlocked {
@@ -186,6 +187,9 @@ func (l *Lease) Unlock(ctx context.Context) error {
 			return oneline.Join(cause, errClosedLease) // lost first, then Close
 		case closed:
 			return errClosedLease // Close is ending it right now
+		}
+		if l.m.elects() {
+			return errResignedTwice
 		}
 		return errUnlockedTwice
 	}
@@ -203,7 +207,11 @@ func (l *Lease) Unlock(ctx context.Context) error {
 	}
 	_, err := l.observedRelease(ctx, ended)
 	l.m.c.warnWakeLost()
-	l.end(ErrUnlocked)
+	if l.m.elects() {
+		l.end(ErrResigned) // a term's Unlock resigns
+	} else {
+		l.end(ErrUnlocked)
+	}
 	if ended != nil {
 		return oneline.Join(ended, err)
 	}

@@ -50,6 +50,12 @@ func (electLock) share(m *Mutex, i, j int, owner, attempt string, held bool) che
 	return nl
 }
 
+// elects reports whether m is an election's lock, whose leases are terms.
+func (m *Mutex) elects() bool {
+	_, ok := m.kind.(electLock)
+	return ok
+}
+
 func (electLock) fenced() bool    { return true }
 func (electLock) wakesAll() bool  { return false }
 func (electLock) exclusive() bool { return false }

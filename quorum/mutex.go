@@ -14,26 +14,30 @@ import (
 	"github.com/quorumlock/quorumlock/multilock"
 )
 
+// mutexConfig is what the options given to a lock's constructor set.
 type mutexConfig struct {
 	owner     string
 	leaseTime time.Duration
-	ttl       time.Duration // WithLockTTL; 0: the client's
+	ttl       time.Duration // WithTTL given to the lock; 0: the client's
 }
-
-// MutexOption configures a Mutex.
-type MutexOption func(*mutexConfig)
 
 // WithOwner makes acquisitions reentrant for owner: a second Lock by the same
 // owner while it holds the lock is granted and counted, and each lease's
 // Unlock gives back one count. Without it every acquisition is its own owner
 // (not reentrant). Owners are explicit identities (a worker id, a request
 // id), never goroutine identity.
-func WithOwner(owner string) MutexOption { return func(c *mutexConfig) { c.owner = owner } }
+// It applies to one lock, not to the client.
+func WithOwner(owner string) Option {
+	return func(c *config) { c.onlyLock("WithOwner"); c.lock.owner = owner }
+}
 
 // WithLeaseTime gives leases a fixed lifetime: no watchdog renews them, and
 // they end (Done closes, Err is ErrLeaseExpired) at their validity unless
-// Extend is called. Default 0: the client TTL with watchdog renewal.
-func WithLeaseTime(d time.Duration) MutexOption { return func(c *mutexConfig) { c.leaseTime = d } }
+// Extend is called. Default 0: the TTL (WithTTL) with watchdog renewal.
+// It applies to one lock, not to the client.
+func WithLeaseTime(d time.Duration) Option {
+	return func(c *config) { c.onlyLock("WithLeaseTime"); c.lock.leaseTime = d }
+}
 
 // Mutex is a named lock on the client's quorum: immutable configuration, safe
 // for concurrent use. Each successful Lock or TryLock returns its own Lease.
@@ -65,30 +69,31 @@ type Mutex struct {
 }
 
 // Mutex returns the lock called name.
-func (c *Client) Mutex(name string, opts ...MutexOption) (*Mutex, error) {
+func (c *Client) Mutex(name string, opts ...Option) (*Mutex, error) {
 	return c.newMutex([]string{name}, opts)
 }
 
 // MutexAll returns one lock over several resource names: an acquisition
 // holds all of them (each on the client's quorum) or none. (It is not the
 // MultiLock policy, All, which asks every node for one name.)
-func (c *Client) MutexAll(names []string, opts ...MutexOption) (*Mutex, error) {
+func (c *Client) MutexAll(names []string, opts ...Option) (*Mutex, error) {
 	if len(names) == 0 {
 		return nil, errors.New("quorumlock: MutexAll needs at least one name")
 	}
 	return c.newMutex(names, opts)
 }
 
-func (c *Client) newMutex(names []string, opts []MutexOption) (*Mutex, error) {
+func (c *Client) newMutex(names []string, opts []Option) (*Mutex, error) {
 	return c.buildMutex(names, opts, checkLockName)
 }
 
 // buildMutex makes the Mutex of names; check says what is wrong with a name
 // (an election may take the names a lock may not).
-func (c *Client) buildMutex(names []string, opts []MutexOption, check func(string) error) (*Mutex, error) {
+func (c *Client) buildMutex(names []string, opts []Option, check func(string) error) (*Mutex, error) {
 	m := &Mutex{c: c, names: append([]string(nil), names...), kind: plainLock{}}
-	for _, o := range opts {
-		o(&m.cfg)
+	var err error
+	if m.cfg, err = lockOptions(opts); err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for _, n := range m.names {

@@ -11,7 +11,7 @@ import (
 // a lock carries its name, and the fencing counter outlives the lock.
 const MaxNameLen = 1024
 
-// MaxTTL is the longest lock TTL (WithTTL, WithLockTTL, WithLeaseTime):
+// MaxTTL is the longest lock TTL (WithTTL, of the client or of one lock, WithLeaseTime):
 // restart detection keeps a restarted node out for a TTL, so
 // a longer one would keep it out for days.
 const MaxTTL = 24 * time.Hour

@@ -52,20 +52,20 @@ func TestNameAndTTLLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(t.Context())
+	defer term.Unlock(t.Context())
 
 	long := MaxTTL + time.Hour
 	if _, err := New([]redis.UniversalClient{rc}, WithTTL(long)); err == nil || !strings.Contains(err.Error(), "WithTTL") || !strings.Contains(err.Error(), "MaxTTL") {
 		t.Errorf("WithTTL(%v): %v", long, err)
 	}
-	if _, err := c.Mutex("x", WithLockTTL(long)); err == nil || !strings.Contains(err.Error(), "WithLockTTL") {
-		t.Errorf("WithLockTTL(%v): %v", long, err)
+	if _, err := c.Mutex("x", WithTTL(long)); err == nil || !strings.Contains(err.Error(), "WithTTL") {
+		t.Errorf("WithTTL(%v): %v", long, err)
 	}
 	if _, err := c.Mutex("x", WithLeaseTime(long)); err == nil || !strings.Contains(err.Error(), "WithLeaseTime") {
 		t.Errorf("WithLeaseTime(%v): %v", long, err)
 	}
-	if _, err := c.Election("x", WithLockTTL(long)); err == nil || !strings.Contains(err.Error(), "WithLockTTL") {
-		t.Errorf("WithLockTTL(%v): %v", long, err)
+	if _, err := c.Election("x", WithTTL(long)); err == nil || !strings.Contains(err.Error(), "WithTTL") {
+		t.Errorf("WithTTL(%v): %v", long, err)
 	}
 }
 

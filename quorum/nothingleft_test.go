@@ -174,7 +174,7 @@ func TestNothingLeftBehind(t *testing.T) {
 	if _, err := e.Leader(ctx); err != nil {
 		t.Fatalf("Leader: %v", err)
 	}
-	must("Resign", term.Resign(ctx))
+	must("Unlock", term.Unlock(ctx))
 	noKeyWithoutTTL(t, clients, "an election's campaign, proclaim and resign")
 	// A term that Close ends.
 	_, err = e.Campaign(ctx, "three")

@@ -8,99 +8,19 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
-
-// Op names the lock operation an Event reports; its value is the name
-// logs and metrics use.
-type Op string
-
-const (
-	// OpAttempt: one acquisition attempt on the nodes was decided. TryLock
-	// makes one; Lock makes one per try while it waits. Votes and Contended
-	// are set.
-	OpAttempt Op = "attempt"
-	// OpAcquire: Lock or TryLock returned, with a lease or an error.
-	// Duration is the whole wait, Token the lease's fencing token.
-	OpAcquire Op = "acquire"
-	// OpExtend: a renewal of a held lease, by the watchdog (Watchdog true)
-	// or by Lease.Extend.
-	OpExtend Op = "extend"
-	// OpRelease: Unlock gave the lease back. Held is how long the caller
-	// held it; Err is what Unlock returned (it wraps ErrLeaseLost or
-	// ErrLeaseExpired when the lease had ended before).
-	OpRelease Op = "release"
-	// OpLost: a lease ended without Unlock: its watchdog could not renew it
-	// (Err wraps ErrLeaseLost) or its fixed lease time ran out
-	// (ErrLeaseExpired). Held is how long it had been held. It is observed
-	// just after the lease's Done channel closes: the holder is told first.
-	OpLost Op = "lost"
-)
-
-// Outcome labels, short and of low cardinality, for metrics and logs.
-const (
-	OutcomeOK        = "ok"        // the operation succeeded
-	OutcomeContended = "contended" // another owner holds the lock (a node refused)
-	OutcomeCancelled = "cancelled" // the caller's context ended first
-	OutcomeFailed    = "failed"    // nodes failed or did not answer in time
-	OutcomeLost      = "lost"      // the lease is no longer held on a quorum
-	OutcomeExpired   = "expired"   // a fixed lease time ran out
-)
-
-// Event is the outcome of one lock operation, as an Observer sees it. Which
-// fields are set depends on Op.
-type Event struct {
-	Op Op
-	// Name is the lock's name (names joined by "," for a MutexAll).
-	Name string
-	// Outcome is one of the Outcome… labels.
-	Outcome string
-	// Start is when the operation began (for OpLost: when the loss was
-	// noticed); Duration is how long it took (0 for OpLost).
-	Start    time.Time
-	Duration time.Duration
-	// Err is nil on success, else the operation's error (OpLost: why the
-	// lease ended).
-	Err error
-	// Contended (OpAttempt): at least one node refused because another
-	// owner holds the lock.
-	Contended bool
-	// Votes (OpAttempt): each node's answer, as far as known at the
-	// decision (for a MutexAll of several names, one entry per name).
-	Votes []Vote
-	// Held (OpRelease, OpLost): time since the lease was obtained.
-	Held time.Duration
-	// Token is the lease's fencing token (0 with WithFencing(false), or when no
-	// lease was obtained).
-	Token int64
-	// Watchdog (OpExtend): the renewal was the watchdog's.
-	Watchdog bool
-}
-
-// Observer is told the outcome of every lock operation of a Client: each
-// acquisition attempt with its per-node votes, each Lock or TryLock with its
-// wait, each renewal, release and lost lease. Package otelquorum turns these
-// into OpenTelemetry metrics and spans; WithLogger logs them with log/slog.
-//
-// Observe is called synchronously, after the outcome is known, on the
-// goroutine that did the operation (for watchdog renewals and lost leases a
-// timer's goroutine, with context.Background). It must be safe for
-// concurrent use, must not block, and must not keep e.Votes after it
-// returns without copying. ctx is the caller's context where there is one
-// (Lock, TryLock, Extend, Unlock), so a tracer can attach spans to it.
-type Observer interface {
-	Observe(ctx context.Context, e Event)
-}
 
 // observers calls several observers in order.
-type observers []Observer
+type observers []observe.Observer
 
-func (os observers) Observe(ctx context.Context, e Event) {
+func (os observers) Observe(ctx context.Context, e observe.Event) {
 	for _, o := range os {
 		o.Observe(ctx, e)
 	}
 }
 
-func addObserver(cur, o Observer) Observer {
+func addObserver(cur, o observe.Observer) observe.Observer {
 	switch {
 	case o == nil:
 		return cur
@@ -113,11 +33,12 @@ func addObserver(cur, o Observer) Observer {
 	return observers{cur, o}
 }
 
-// WithObserver adds an observer of every lock operation (see Observer).
+// WithObserver adds an observer of every lock operation (see
+// observe.Observer).
 // Several may be added; they are called in order. Default none: without an
 // observer or a logger the hooks cost one nil check and allocate nothing.
-func WithObserver(o Observer) Option {
-	return func(c *config) { c.observer = addObserver(c.observer, o) }
+func WithObserver(o observe.Observer) Option {
+	return func(c *config) { c.onlyClient("WithObserver"); c.observer = addObserver(c.observer, o) }
 }
 
 // WithLogger logs lock operations to l: attempts, acquisitions, renewals
@@ -125,6 +46,7 @@ func WithObserver(o Observer) Option {
 // at Error. Default none (silent); a nil l logs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
+		c.onlyClient("WithLogger")
 		if l != nil {
 			c.observer = addObserver(c.observer, logObserver{l})
 			c.logger = l // for the self-wait warning
@@ -142,24 +64,24 @@ func (m *Mutex) observedAcquire(ctx context.Context, ml *multilock.MultiLock) (b
 	start := time.Now()
 	granted, wait, token, err := ml.Acquire(ctx, m.ttl())
 	err = m.named(err)
-	e := Event{Op: OpAttempt, Name: m.name(), Start: start, Duration: time.Since(start), Err: err, Token: token}
+	e := observe.Event{Op: observe.OpAttempt, Name: m.name(), Start: start, Duration: time.Since(start), Err: err, Token: token}
 	outs := ml.Outcomes()
-	e.Votes = make([]Vote, len(outs))
+	e.Votes = make([]observe.Vote, len(outs))
 	for i, x := range outs {
-		e.Votes[i] = Vote{Node: x.Node, Granted: x.Granted, Answered: x.Answered, RTT: x.RTT, Err: x.Err}
+		e.Votes[i] = observe.Vote{Node: x.Node, Granted: x.Granted, Answered: x.Answered, RTT: x.RTT, Err: x.Err}
 		if x.Answered && !x.Granted && x.Err == nil {
 			e.Contended = true
 		}
 	}
 	switch {
 	case err == nil:
-		e.Outcome = OutcomeOK
+		e.Outcome = observe.OutcomeOK
 	case e.Contended:
-		e.Outcome = OutcomeContended
+		e.Outcome = observe.OutcomeContended
 	default:
 		// Including the attempt's own deadline; a caller's cancellation
-		// shows in the OpAcquire event.
-		e.Outcome = OutcomeFailed
+		// shows in the observe.OpAcquire event.
+		e.Outcome = observe.OutcomeFailed
 	}
 	o.Observe(ctx, e)
 	return granted, wait, token, err
@@ -181,19 +103,19 @@ func (m *Mutex) observeAcquire(ctx context.Context, start time.Time, lease **Lea
 	if o == nil {
 		return
 	}
-	e := Event{Op: OpAcquire, Name: m.name(), Start: start, Duration: time.Since(start), Err: *err}
+	e := observe.Event{Op: observe.OpAcquire, Name: m.name(), Start: start, Duration: time.Since(start), Err: *err}
 	if *lease != nil {
 		e.Token = (*lease).Token()
 	}
 	switch {
 	case *err == nil:
-		e.Outcome = OutcomeOK
+		e.Outcome = observe.OutcomeOK
 	case ctx.Err() != nil:
-		e.Outcome = OutcomeCancelled
+		e.Outcome = observe.OutcomeCancelled
 	case errors.Is(*err, multilock.ErrTaken):
-		e.Outcome = OutcomeContended
+		e.Outcome = observe.OutcomeContended
 	default:
-		e.Outcome = OutcomeFailed
+		e.Outcome = observe.OutcomeFailed
 	}
 	o.Observe(ctx, e)
 }
@@ -206,14 +128,14 @@ func (l *Lease) observedExtend(ctx context.Context, watchdog bool) (bool, error)
 	}
 	start := time.Now()
 	ok, err := l.mlExtend(ctx)
-	e := Event{Op: OpExtend, Name: l.name(), Start: start, Duration: time.Since(start), Err: err, Token: l.Token(), Watchdog: watchdog}
+	e := observe.Event{Op: observe.OpExtend, Name: l.name(), Start: start, Duration: time.Since(start), Err: err, Token: l.Token(), Watchdog: watchdog}
 	switch {
 	case err == nil:
-		e.Outcome = OutcomeOK
+		e.Outcome = observe.OutcomeOK
 	case errors.Is(err, multilock.ErrLost), errors.Is(err, multilock.ErrExpired):
-		e.Outcome = OutcomeLost
+		e.Outcome = observe.OutcomeLost
 	default:
-		e.Outcome = OutcomeFailed
+		e.Outcome = observe.OutcomeFailed
 	}
 	o.Observe(ctx, e)
 	return ok, err
@@ -228,16 +150,16 @@ func (l *Lease) observedRelease(ctx context.Context, ended error) (bool, error) 
 	}
 	start := time.Now()
 	ok, err := l.mlRelease(ctx)
-	e := Event{Op: OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: oneline.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
+	e := observe.Event{Op: observe.OpRelease, Name: l.name(), Start: start, Duration: time.Since(start), Err: oneline.Join(ended, err), Token: l.Token(), Held: start.Sub(l.acquired)}
 	switch {
 	case errors.Is(ended, ErrLeaseExpired):
-		e.Outcome = OutcomeExpired
+		e.Outcome = observe.OutcomeExpired
 	case ended != nil:
-		e.Outcome = OutcomeLost
+		e.Outcome = observe.OutcomeLost
 	case err != nil:
-		e.Outcome = OutcomeFailed
+		e.Outcome = observe.OutcomeFailed
 	default:
-		e.Outcome = OutcomeOK
+		e.Outcome = observe.OutcomeOK
 	}
 	o.Observe(ctx, e)
 	return ok, err
@@ -247,13 +169,13 @@ func (l *Lease) observedRelease(ctx context.Context, ended error) (bool, error) 
 // called once, with the lease's mutex not held.
 func (l *Lease) observeEnd(cause error) {
 	o := l.m.c.cfg.observer
-	if o == nil || errors.Is(cause, ErrUnlocked) || errors.Is(cause, ErrClosed) {
+	if o == nil || errors.Is(cause, ErrUnlocked) || errors.Is(cause, ErrResigned) || errors.Is(cause, ErrClosed) {
 		return // an end the holder asked for: its release is observed
 	}
 	now := time.Now()
-	e := Event{Op: OpLost, Name: l.name(), Outcome: OutcomeLost, Start: now, Err: cause, Token: l.Token(), Held: now.Sub(l.acquired)}
+	e := observe.Event{Op: observe.OpLost, Name: l.name(), Outcome: observe.OutcomeLost, Start: now, Err: cause, Token: l.Token(), Held: now.Sub(l.acquired)}
 	if errors.Is(cause, ErrLeaseExpired) {
-		e.Outcome = OutcomeExpired
+		e.Outcome = observe.OutcomeExpired
 	}
 	o.Observe(context.Background(), e)
 }
@@ -261,20 +183,20 @@ func (l *Lease) observeEnd(cause error) {
 // logObserver logs events with log/slog.
 type logObserver struct{ l *slog.Logger }
 
-func (lo logObserver) Observe(ctx context.Context, e Event) {
+func (lo logObserver) Observe(ctx context.Context, e observe.Event) {
 	level := slog.LevelDebug
 	msg := "quorumlock: " + string(e.Op)
 	switch {
-	case e.Op == OpLost && e.Outcome == OutcomeLost:
+	case e.Op == observe.OpLost && e.Outcome == observe.OutcomeLost:
 		level, msg = slog.LevelError, "quorumlock: lease lost; the critical section is no longer protected"
-	case e.Op == OpLost:
+	case e.Op == observe.OpLost:
 		level, msg = slog.LevelInfo, "quorumlock: lease expired"
-	case (e.Op == OpExtend || e.Op == OpRelease) && e.Err != nil:
+	case (e.Op == observe.OpExtend || e.Op == observe.OpRelease) && e.Err != nil:
 		level = slog.LevelWarn
-		if e.Op == OpExtend {
+		if e.Op == observe.OpExtend {
 			msg = "quorumlock: renewal failed"
 		}
-	case e.Op == OpAcquire && e.Outcome == OutcomeFailed:
+	case e.Op == observe.OpAcquire && e.Outcome == observe.OutcomeFailed:
 		level = slog.LevelWarn
 	}
 	if !lo.l.Enabled(ctx, level) {
@@ -285,7 +207,7 @@ func (lo logObserver) Observe(ctx context.Context, e Event) {
 	if e.Duration > 0 {
 		attrs = append(attrs, slog.Duration("took", e.Duration))
 	}
-	if e.Op == OpAttempt {
+	if e.Op == observe.OpAttempt {
 		granted := 0
 		for _, v := range e.Votes {
 			if v.Granted {
@@ -300,7 +222,7 @@ func (lo logObserver) Observe(ctx context.Context, e Event) {
 	if e.Token != 0 {
 		attrs = append(attrs, slog.Int64("token", e.Token))
 	}
-	if e.Op == OpExtend {
+	if e.Op == observe.OpExtend {
 		attrs = append(attrs, slog.Bool("watchdog", e.Watchdog))
 	}
 	if e.Err != nil {

@@ -12,25 +12,26 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/testutil"
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // recorder keeps every event it is told.
 type recorder struct {
 	mu     sync.Mutex
-	events []Event
+	events []observe.Event
 }
 
-func (r *recorder) Observe(_ context.Context, e Event) {
+func (r *recorder) Observe(_ context.Context, e observe.Event) {
 	r.mu.Lock()
-	e.Votes = append([]Vote(nil), e.Votes...)
+	e.Votes = append([]observe.Vote(nil), e.Votes...)
 	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
-func (r *recorder) of(op Op) []Event {
+func (r *recorder) of(op observe.Op) []observe.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Event
+	var out []observe.Event
 	for _, e := range r.events {
 		if e.Op == op {
 			out = append(out, e)
@@ -39,7 +40,7 @@ func (r *recorder) of(op Op) []Event {
 	return out
 }
 
-func (r *recorder) waitFor(t *testing.T, op Op, d time.Duration) Event {
+func (r *recorder) waitFor(t *testing.T, op observe.Op, d time.Duration) observe.Event {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -49,7 +50,7 @@ func (r *recorder) waitFor(t *testing.T, op Op, d time.Duration) Event {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("no %v event within %v", op, d)
-	return Event{}
+	return observe.Event{}
 }
 
 // Every operation reaches the observer with its outcome: a grant, a
@@ -71,11 +72,11 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	if _, err := m.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
 		t.Fatalf("second TryLock: %v", err)
 	}
-	attempts := rec.of(OpAttempt)
+	attempts := rec.of(observe.OpAttempt)
 	if len(attempts) != 2 {
 		t.Fatalf("%d attempt events, want 2", len(attempts))
 	}
-	if a := attempts[0]; a.Outcome != OutcomeOK || a.Contended || len(a.Votes) != 3 || a.Token == 0 {
+	if a := attempts[0]; a.Outcome != observe.OutcomeOK || a.Contended || len(a.Votes) != 3 || a.Token == 0 {
 		t.Fatalf("first attempt: %+v", a)
 	}
 	refused := 0
@@ -84,11 +85,11 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 			refused++
 		}
 	}
-	if a := attempts[1]; a.Outcome != OutcomeContended || !a.Contended || refused < 2 {
+	if a := attempts[1]; a.Outcome != observe.OutcomeContended || !a.Contended || refused < 2 {
 		t.Fatalf("contended attempt: outcome %q contended %v, %d refusals: %+v", a.Outcome, a.Contended, refused, a.Votes)
 	}
-	acq := rec.of(OpAcquire)
-	if len(acq) != 2 || acq[0].Outcome != OutcomeOK || acq[1].Outcome != OutcomeContended || acq[1].Err == nil {
+	acq := rec.of(observe.OpAcquire)
+	if len(acq) != 2 || acq[0].Outcome != observe.OutcomeOK || acq[1].Outcome != observe.OutcomeContended || acq[1].Err == nil {
 		t.Fatalf("acquire events: %+v", acq)
 	}
 
@@ -110,20 +111,20 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	if l2 == nil {
 		t.FailNow()
 	}
-	rel := rec.of(OpRelease)
-	if len(rel) != 1 || rel[0].Outcome != OutcomeOK || rel[0].Held < ttl {
+	rel := rec.of(observe.OpRelease)
+	if len(rel) != 1 || rel[0].Outcome != observe.OutcomeOK || rel[0].Held < ttl {
 		t.Fatalf("release events: %+v (held at least %v)", rel, ttl)
 	}
-	var waited Event
-	for _, e := range rec.of(OpAcquire) {
-		if e.Outcome == OutcomeOK && e.Token == l2.Token() {
+	var waited observe.Event
+	for _, e := range rec.of(observe.OpAcquire) {
+		if e.Outcome == observe.OutcomeOK && e.Token == l2.Token() {
 			waited = e
 		}
 	}
 	if waited.Duration < ttl/2 {
 		t.Fatalf("the waiter's acquire event says it waited %v; it waited for the holder (~%v)", waited.Duration, ttl)
 	}
-	if ext := rec.of(OpExtend); len(ext) == 0 || !ext[0].Watchdog || ext[0].Outcome != OutcomeOK {
+	if ext := rec.of(observe.OpExtend); len(ext) == 0 || !ext[0].Watchdog || ext[0].Outcome != observe.OutcomeOK {
 		t.Fatalf("no successful watchdog renewal reported: %+v", ext)
 	}
 
@@ -132,13 +133,13 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	if _, err := c.Admin().ForceUnlock(ctx, "observed", "test"); err != nil {
 		t.Fatal(err)
 	}
-	lost := rec.waitFor(t, OpLost, 5*ttl)
-	if lost.Outcome != OutcomeLost || !errors.Is(lost.Err, ErrLeaseLost) || lost.Held <= 0 {
+	lost := rec.waitFor(t, observe.OpLost, 5*ttl)
+	if lost.Outcome != observe.OutcomeLost || !errors.Is(lost.Err, ErrLeaseLost) || lost.Held <= 0 {
 		t.Fatalf("lost event: %+v", lost)
 	}
 	var lostRenewal bool
-	for _, e := range rec.of(OpExtend) {
-		lostRenewal = lostRenewal || e.Outcome == OutcomeLost
+	for _, e := range rec.of(observe.OpExtend) {
+		lostRenewal = lostRenewal || e.Outcome == observe.OutcomeLost
 	}
 	if !lostRenewal {
 		t.Fatal("the renewal that found the lock gone is not reported as lost")
@@ -146,8 +147,8 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	if err := l2.Unlock(ctx); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("Unlock after loss: %v", err)
 	}
-	rel = rec.of(OpRelease)
-	if last := rel[len(rel)-1]; last.Outcome != OutcomeLost || !errors.Is(last.Err, ErrLeaseLost) {
+	rel = rec.of(observe.OpRelease)
+	if last := rel[len(rel)-1]; last.Outcome != observe.OutcomeLost || !errors.Is(last.Err, ErrLeaseLost) {
 		t.Fatalf("release of a lost lease: %+v", last)
 	}
 }
@@ -162,8 +163,8 @@ func TestObserverExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := rec.waitFor(t, OpLost, 3*time.Second)
-	if e.Outcome != OutcomeExpired || !errors.Is(e.Err, ErrLeaseExpired) {
+	e := rec.waitFor(t, observe.OpLost, 3*time.Second)
+	if e.Outcome != observe.OutcomeExpired || !errors.Is(e.Err, ErrLeaseExpired) {
 		t.Fatalf("%+v", e)
 	}
 	_ = l.Unlock(t.Context())
@@ -223,7 +224,7 @@ func TestWithLogger(t *testing.T) {
 	if _, err := c.Admin().ForceUnlock(ctx, "logged", "test"); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor(t, OpLost, 3*time.Second)
+	rec.waitFor(t, observe.OpLost, 3*time.Second)
 	_ = l.Unlock(ctx)
 	mu.Lock()
 	out := buf.String()
@@ -250,7 +251,7 @@ func BenchmarkObserver(b *testing.B) {
 		opts []Option
 	}{
 		{"none", nil},
-		{"noop", []Option{WithObserver(observerFunc(func(context.Context, Event) {}))}},
+		{"noop", []Option{WithObserver(observerFunc(func(context.Context, observe.Event) {}))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			// A generous attempt budget: the machine is shared, and a

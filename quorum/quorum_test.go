@@ -362,13 +362,13 @@ func TestNewRejectsBadInput(t *testing.T) {
 	for _, bad := range []struct {
 		name  string
 		lname string
-		opts  []MutexOption
+		opts  []Option
 		want  string
 	}{
 		{"empty name", "", nil, "empty lock name"},
-		{"negative lease", "x", []MutexOption{WithLeaseTime(-time.Second)}, "WithLeaseTime(-1s)"},
-		{"lease within drift", "x", []MutexOption{WithLeaseTime(time.Millisecond)}, "drift allowance"},
-		{"NUL owner", "x", []MutexOption{WithOwner("a\x00b")}, "NUL"},
+		{"negative lease", "x", []Option{WithLeaseTime(-time.Second)}, "WithLeaseTime(-1s)"},
+		{"lease within drift", "x", []Option{WithLeaseTime(time.Millisecond)}, "drift allowance"},
+		{"NUL owner", "x", []Option{WithOwner("a\x00b")}, "NUL"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			if _, err := c.Mutex(bad.lname, bad.opts...); err == nil || !strings.Contains(err.Error(), bad.want) {

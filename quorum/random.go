@@ -20,6 +20,7 @@ func init() { seeded.Random = func(src rand.Source) any { return withRandom(src)
 // lock.
 func withRandom(src rand.Source) Option {
 	return func(c *config) {
+		c.onlyClient("withRandom")
 		if src == nil {
 			c.random = nil
 			return

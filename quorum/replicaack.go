@@ -38,12 +38,13 @@ func (e *waitError) Unwrap() error { return ErrNotReplicated }
 // not impossible (a replica may acknowledge and still lose the write if it
 // restarts without persistence).
 //
-// timeout must be below the per-node budget (Policy.LockWaitTime of the
+// timeout must be below the per-node budget (the policy's LockWaitTime of the
 // attempt timeout; 50 ms for 5 nodes and the default 250 ms): it is cut to
 // 3/4 of what is left of each node call. Every node must have at least
 // replicas replicas, or it never votes. Default off.
 func WithReplicaAck(replicas int, timeout time.Duration) Option {
 	return func(c *config) {
+		c.onlyClient("WithReplicaAck")
 		c.safety.wait, c.safety.waitReplicas, c.safety.waitTimeout = true, replicas, timeout
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/localredis"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // replicaGroups starts n master + replica groups and returns the masters, the
@@ -87,7 +88,7 @@ func TestWaitGate(t *testing.T) {
 	// reason is recorded once it does (a late answer).
 	waitAnswered(t, l, 0)
 	r := l.Report()
-	var vote *Vote
+	var vote *observe.Vote
 	for i := range r.Votes {
 		if r.Votes[i].Node == blocked {
 			vote = &r.Votes[i]

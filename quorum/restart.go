@@ -78,6 +78,7 @@ const (
 // appendfsync always (see docs/safety.md).
 func WithRestartDetection(on bool) Option {
 	return func(c *config) {
+		c.onlyClient("WithRestartDetection")
 		c.safety.restart = restartOff
 		if on {
 			c.safety.restart = restartOn
@@ -90,7 +91,7 @@ func WithRestartDetection(on bool) Option {
 // longest lock TTL or lease time this client has acquired with, whichever
 // is larger. Set it when other processes use longer TTLs.
 func WithRestartDelay(d time.Duration) Option {
-	return func(c *config) { c.safety.restartDelay = d }
+	return func(c *config) { c.onlyClient("WithRestartDelay"); c.safety.restartDelay = d }
 }
 
 // restartKey names one server: a node, or on a Cluster node the master of a

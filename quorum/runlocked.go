@@ -19,17 +19,22 @@ import (
 // fn was not protected throughout. fn should stop promptly when its context
 // is done and must not keep using the resource afterwards.
 //
-// fn's context carries the lease: LeaseFrom(ctx).Token() is the fencing
-// token to hand to the resource (fencing is on by default).
+// fn is given the lease: lease.Token() is the fencing token to hand to the
+// resource (fencing is on by default), as RunLeader gives its function
+// the term.
+//
+//	err := quorum.Do(ctx, m.Lock, func(ctx context.Context, lease *quorum.Lease) error {
+//		return store.Write(ctx, v, lease.Token())
+//	})
 //
 // It is the Go form of an annotation-driven lock: the lock's scope is the
 // call.
-func Do(ctx context.Context, lock func(context.Context) (*Lease, error), fn func(ctx context.Context) error) (err error) {
+func Do(ctx context.Context, lock func(context.Context) (*Lease, error), fn func(ctx context.Context, lease *Lease) error) (err error) {
 	lease, err := lock(ctx)
 	if err != nil {
 		return err
 	}
-	fctx, cancel := context.WithCancelCause(context.WithValue(ctx, leaseKey{}, lease))
+	fctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(lease.Context(), func() { cancel(context.Cause(lease.Context())) })
 	defer func() {
 		stop()
@@ -42,5 +47,5 @@ func Do(ctx context.Context, lock func(context.Context) (*Lease, error), fn func
 		}
 		err = oneline.Join(err, uerr)
 	}()
-	return fn(fctx)
+	return fn(fctx, lease)
 }

@@ -37,7 +37,7 @@ func TestDoReleases(t *testing.T) {
 						t.Fatalf("recovered %v, want panic %v", r, tt.panics)
 					}
 				}()
-				err = Do(t.Context(), m.Lock, func(ctx context.Context) error {
+				err = Do(t.Context(), m.Lock, func(ctx context.Context, _ *Lease) error {
 					ran = true
 					// Held while fn runs.
 					if ins, _ := c.Admin().Inspect(ctx, "do"); ins.Verdict != admin.HeldByQuorum {
@@ -68,7 +68,7 @@ func TestDoCancelsOnLeaseLoss(t *testing.T) {
 	c := newClient(t, clients, WithTTL(ttl))
 	m := mustMutex(t, c, "do-lost")
 	var cause error
-	err := Do(t.Context(), m.Lock, func(ctx context.Context) error {
+	err := Do(t.Context(), m.Lock, func(ctx context.Context, _ *Lease) error {
 		if _, err := c.Admin().ForceUnlock(ctx, "do-lost", "test"); err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ func TestDoCallerCancel(t *testing.T) {
 	c := newClient(t, clients, WithTTL(2*time.Second), WithPolicy(All))
 	m := mustMutex(t, c, "do-cancel")
 	ctx, cancel := context.WithCancel(t.Context())
-	err := Do(ctx, m.Lock, func(ctx context.Context) error {
+	err := Do(ctx, m.Lock, func(ctx context.Context, _ *Lease) error {
 		cancel()
 		<-ctx.Done()
 		return ctx.Err()

@@ -29,9 +29,9 @@ type RWMutex struct {
 	r, w *Mutex
 }
 
-// RWMutex returns the read-write lock called name. MutexOptions apply to both
-// sides.
-func (c *Client) RWMutex(name string, opts ...MutexOption) (*RWMutex, error) {
+// RWMutex returns the read-write lock called name. Its options (WithOwner,
+// WithLeaseTime, WithTTL) apply to both sides.
+func (c *Client) RWMutex(name string, opts ...Option) (*RWMutex, error) {
 	r, err := c.newMutex([]string{name}, opts)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/testutil"
 )
 
-func mustRW(t *testing.T, c *Client, name string, opts ...MutexOption) *RWMutex {
+func mustRW(t *testing.T, c *Client, name string, opts ...Option) *RWMutex {
 	t.Helper()
 	rw, err := c.RWMutex(name, opts...)
 	if err != nil {

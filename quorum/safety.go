@@ -39,7 +39,10 @@ type safetyConfig struct {
 // evictable lock keys; admin.Warning also refuses nodes without
 // persistence). Default off.
 func WithPreflight(refuse admin.Severity) Option {
-	return func(c *config) { c.safety.preflight, c.safety.preflightRefuse = true, refuse }
+	return func(c *config) {
+		c.onlyClient("WithPreflight")
+		c.safety.preflight, c.safety.preflightRefuse = true, refuse
+	}
 }
 
 // safetyState is the per-client state the safety options keep.

@@ -6,20 +6,6 @@ import (
 	"time"
 )
 
-type leaseKey struct{}
-
-// LeaseFrom returns the lease under which Do runs its function, from the
-// context Do gives it (nil for any other context): its fencing token
-// (Lease.Token, with WithFencing), Until, Report.
-//
-//	err := quorum.Do(ctx, m.Lock, func(ctx context.Context) error {
-//		return store.Write(ctx, v, quorum.LeaseFrom(ctx).Token())
-//	})
-func LeaseFrom(ctx context.Context) *Lease {
-	l, _ := ctx.Value(leaseKey{}).(*Lease)
-	return l
-}
-
 // selfWait is a waiting Lock's watch for the mistake of waiting on itself:
 // the same goroutine (or code path) calling Lock on a handle whose lease it
 // still holds, without WithOwner, waits until that lease ends, which with

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/testutil"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // A holder keeps a bare majority (nodes 0–2 of 5: its keys on 3 and 4 are
@@ -68,8 +69,8 @@ func waiterOnBareMajority(t *testing.T, slowNode2 bool) {
 	var mu sync.Mutex
 	var lastAttempt time.Time
 	b := newClient(t, clients, WithFencing(true), WithRetryInterval(time.Minute),
-		WithObserver(observerFunc(func(_ context.Context, e Event) {
-			if e.Op == OpAttempt {
+		WithObserver(observerFunc(func(_ context.Context, e observe.Event) {
+			if e.Op == observe.OpAttempt {
 				attempts.Add(1)
 				mu.Lock()
 				lastAttempt = e.Start

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/localredis"
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // A Redis Cluster reshards the slot of a held lock. MIGRATE moves each key
@@ -72,9 +73,9 @@ func TestClusterSlotMigrationDuringHeldLock(t *testing.T) {
 	if err := lease.Err(); err != nil {
 		t.Fatalf("lease ended by the slot migration: %v", err)
 	}
-	ext := rec.of(OpExtend)
+	ext := rec.of(observe.OpExtend)
 	for _, e := range ext {
-		if e.Outcome != OutcomeOK {
+		if e.Outcome != observe.OutcomeOK {
 			t.Errorf("renewal during the migration: %s (%v)", e.Outcome, e.Err)
 		}
 	}
@@ -222,8 +223,8 @@ func TestSentinelFailoverDuringHeldLock(t *testing.T) {
 			t.Fatalf("lease ended with %v; want ErrLeaseLost because the node said the lock is not held", lease.Err())
 		}
 		// The holder is told first (Done), the observer just after.
-		rec.waitFor(t, OpLost, 5*time.Second)
-		if lost := rec.of(OpLost); len(lost) != 1 {
+		rec.waitFor(t, observe.OpLost, 5*time.Second)
+		if lost := rec.of(observe.OpLost); len(lost) != 1 {
 			t.Fatalf("%d lost events", len(lost))
 		}
 		if err := lease.Unlock(ctx); !errors.Is(err, ErrLeaseLost) {

@@ -11,8 +11,8 @@ import (
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
-// WithLockTTL gives one lock its own TTL; the watchdog keeps it.
-func TestWithLockTTL(t *testing.T) {
+// WithTTL gives one lock its own TTL; the watchdog keeps it.
+func TestWithTTL(t *testing.T) {
 	servers := localredis.StartNT(t, 3, localredis.Config{})
 	var addrs []string
 	for _, s := range servers {
@@ -20,7 +20,7 @@ func TestWithLockTTL(t *testing.T) {
 	}
 	c := dialT(t, strings.Join(addrs, ","), quorum.WithTTL(10*time.Second))
 	ctx := t.Context()
-	short, err := c.Mutex("ttl/short", quorum.WithLockTTL(900*time.Millisecond))
+	short, err := c.Mutex("ttl/short", quorum.WithTTL(900*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestWithLockTTL(t *testing.T) {
 	if in, _ := c.Admin().Inspect(ctx, "ttl/short"); in.Verdict != admin.HeldByQuorum || in.TTL > 900*time.Millisecond {
 		t.Fatalf("after 3 TTLs: %s, TTL %v", in.Verdict, in.TTL)
 	}
-	if _, err := c.Mutex("ttl/bad", quorum.WithLockTTL(-time.Second)); err == nil {
+	if _, err := c.Mutex("ttl/bad", quorum.WithTTL(-time.Second)); err == nil {
 		t.Fatal("a negative lock TTL was accepted")
 	}
 }

@@ -12,30 +12,30 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// Kind names an implementation.
-type Kind string
+// Impl names an implementation.
+type Impl string
 
 // The implementations.
 const (
 	// Quorumlock is this project's quorum.Client.
-	Quorumlock Kind = "quorumlock"
+	Quorumlock Impl = "quorumlock"
 	// Redsync is github.com/go-redsync/redsync/v4 through its go-redis v9 pool.
-	Redsync Kind = "redsync"
+	Redsync Impl = "redsync"
 	// Redislock is github.com/bsm/redislock; it supports one node only.
-	Redislock Kind = "redislock"
+	Redislock Impl = "redislock"
 	// Raw is the floor: SET NX PX on every node (one goroutine per node when
 	// there are several), a majority check, and a Lua compare-and-delete.
 	// No validity, no drift, no reentrancy: it only shows what the round
 	// trips cost.
-	Raw Kind = "raw"
+	Raw Impl = "raw"
 	// Rueidislock is github.com/redis/rueidis/rueidislock on one node
 	// (KeyMajority 1): it waits on client-side-caching invalidations and
 	// renews in the background. It supports one node only.
-	Rueidislock Kind = "rueidislock"
+	Rueidislock Impl = "rueidislock"
 )
 
 // Kinds lists every implementation.
-var Kinds = []Kind{Quorumlock, Redsync, Redislock, Raw, Rueidislock}
+var Kinds = []Impl{Quorumlock, Redsync, Redislock, Raw, Rueidislock}
 
 // Errors.
 var (
@@ -50,7 +50,7 @@ var (
 // Config selects and tunes an implementation.
 type Config struct {
 	// Kind is the implementation; required.
-	Kind Kind
+	Kind Impl
 	// TTL is the lock's time to live on the nodes. Default: the
 	// implementation's own (quorumlock 10 s with watchdog renewal, redsync
 	// 8 s, redislock and raw 10 s).
@@ -71,17 +71,17 @@ type Config struct {
 	Quorum []quorum.Option
 }
 
-// Locker makes mutexes of one implementation over one set of nodes.
-type Locker interface {
+// Maker makes mutexes of one implementation over one set of nodes.
+type Maker interface {
 	// Kind is the implementation.
-	Kind() Kind
+	Kind() Impl
 	// Name describes the implementation and its tuning, e.g.
 	// "redsync(retry 5ms)".
 	Name() string
 	// Mutex returns the lock called name. Mutexes are safe for concurrent
 	// use; each acquisition returns its own Lease.
 	Mutex(name string) (Mutex, error)
-	// Close releases what the Locker made (not the go-redis clients).
+	// Close releases what the Maker made (not the go-redis clients).
 	Close() error
 }
 
@@ -96,9 +96,9 @@ type Mutex = workload.Locker
 // far as the client knows.
 type Lease = workload.Lease
 
-// New returns a Locker of cfg.Kind over clients, one go-redis client per
+// New returns a Maker of cfg.Kind over clients, one go-redis client per
 // independent Redis node. The clients stay the caller's.
-func New(clients []redis.UniversalClient, cfg Config) (Locker, error) {
+func New(clients []redis.UniversalClient, cfg Config) (Maker, error) {
 	if len(clients) == 0 {
 		return nil, errors.New("adapters: no redis clients given")
 	}
@@ -137,7 +137,7 @@ func New(clients []redis.UniversalClient, cfg Config) (Locker, error) {
 }
 
 // tuning describes a polling implementation's retry delay for Name.
-func tuning(k Kind, d time.Duration) string {
+func tuning(k Impl, d time.Duration) string {
 	if d == 0 {
 		return string(k)
 	}

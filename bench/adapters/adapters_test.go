@@ -25,7 +25,7 @@ func clients(t *testing.T, servers []*localredis.Server) []redis.UniversalClient
 	return out
 }
 
-func newLocker(t *testing.T, cs []redis.UniversalClient, cfg Config) Locker {
+func newLocker(t *testing.T, cs []redis.UniversalClient, cfg Config) Maker {
 	t.Helper()
 	l, err := New(cs, cfg)
 	if err != nil {
@@ -69,9 +69,9 @@ func TestContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The contender is a second process: its own Locker over its
+			// The contender is a second process: its own Maker over its
 			// own connections. (rueidislock wakes waiters of the same
-			// Locker through an in-process gate, which twice here missed a
+			// Maker through an in-process gate, which twice here missed a
 			// release: with NoLoopTracking its client hears no
 			// invalidation for its own delete, so nothing recovers it.)
 			l2 := newLocker(t, clients(t, servers[:tt.nodes]), tt.cfg)

@@ -12,7 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/localredis"
 )
 
-// Every implementation is driven through one Locker interface, so the
+// Every implementation is driven through one Maker interface, so the
 // benchmarks and the chaos matrix compare them on the same workload: here
 // each takes a lock, a second TryLock is refused, and the lock is given back.
 // The quorum locks use three nodes; the single-node ones refuse more and get

@@ -27,13 +27,13 @@ func newQuorumlock(clients []redis.UniversalClient, cfg Config) (*qlLocker, erro
 	return &qlLocker{c: c}, nil
 }
 
-func (l *qlLocker) Kind() Kind   { return Quorumlock }
+func (l *qlLocker) Kind() Impl   { return Quorumlock }
 func (l *qlLocker) Name() string { return string(Quorumlock) }
 func (l *qlLocker) Close() error { return l.c.Close() }
 
-// Client is the quorum.Client behind a quorumlock Locker (nil for others),
+// Client is the quorum.Client behind a quorumlock Maker (nil for others),
 // for callers that want the full API (leases' Done, Report, Extend).
-func Client(l Locker) *quorum.Client {
+func Client(l Maker) *quorum.Client {
 	if q, ok := l.(*qlLocker); ok {
 		return q.c
 	}

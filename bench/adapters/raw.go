@@ -36,7 +36,7 @@ func newRaw(clients []redis.UniversalClient, cfg Config) *rawLocker {
 	return l
 }
 
-func (l *rawLocker) Kind() Kind   { return Raw }
+func (l *rawLocker) Kind() Impl   { return Raw }
 func (l *rawLocker) Name() string { return string(Raw) }
 func (l *rawLocker) Close() error { return nil }
 

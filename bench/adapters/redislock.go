@@ -27,7 +27,7 @@ func newRedislock(client redis.UniversalClient, cfg Config) *rlLocker {
 	return l
 }
 
-func (l *rlLocker) Kind() Kind   { return Redislock }
+func (l *rlLocker) Kind() Impl   { return Redislock }
 func (l *rlLocker) Name() string { return l.name }
 func (l *rlLocker) Close() error { return nil }
 

@@ -32,7 +32,7 @@ func newRedsync(clients []redis.UniversalClient, cfg Config) *rsLocker {
 	return &rsLocker{rs: redsync.New(pools...), opts: opts, name: tuning(Redsync, cfg.RetryDelay)}
 }
 
-func (l *rsLocker) Kind() Kind   { return Redsync }
+func (l *rsLocker) Kind() Impl   { return Redsync }
 func (l *rsLocker) Name() string { return l.name }
 func (l *rsLocker) Close() error { return nil }
 

@@ -64,7 +64,7 @@ func newRueidislock(client redis.UniversalClient, cfg Config) (*rdLocker, error)
 	return &rdLocker{l: l, ttl: ttl, label: label}, nil
 }
 
-func (l *rdLocker) Kind() Kind   { return Rueidislock }
+func (l *rdLocker) Kind() Impl   { return Rueidislock }
 func (l *rdLocker) Name() string { return l.label }
 func (l *rdLocker) Close() error { l.l.Close(); return nil }
 

@@ -42,7 +42,7 @@ var Peers = []matrix.Mode{
 }
 
 // peer is the LockFunc of a peer implementation.
-func peer(kind adapters.Kind) matrix.LockFunc {
+func peer(kind adapters.Impl) matrix.LockFunc {
 	return func(p matrix.LockParams) (workload.Locker, func() error, error) {
 		l, err := adapters.New(p.Clients, adapters.Config{Kind: kind, TTL: p.LeaseTime})
 		if err != nil {

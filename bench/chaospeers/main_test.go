@@ -69,7 +69,7 @@ func TestClockOffset(t *testing.T) {
 		t.Skipf("real clock faults unavailable here: %v", err)
 	}
 	rueidislockAgainstOurs(t, "clock-offset", matrix.Quick, "overlapping valid leases",
-		func(r report.Result) int { return r.ValidOverlaps })
+		func(r report.Row) int { return r.ValidOverlaps })
 }
 
 // rueidislock's renewal, hung by a partition that holds packets, runs to
@@ -83,13 +83,13 @@ func TestRenewalHang(t *testing.T) {
 	// validity, 400 ms) is well past the checker's 200 ms grace.
 	timing.Duration, timing.Lease = 2*time.Second, 800*time.Millisecond
 	rueidislockAgainstOurs(t, "renewal-hang", timing, "leases taken over untold",
-		func(r report.Result) int { return r.MissedSignals })
+		func(r report.Row) int { return r.MissedSignals })
 }
 
 // rueidislockAgainstOurs runs scenario for rueidislock, which must show
 // violations (count > 0), and for quorumlock's single mode, which must not;
 // both verdicts must be "reproduced" (what the cell expects).
-func rueidislockAgainstOurs(t *testing.T, scenario string, timing matrix.Timing, what string, count func(report.Result) int) {
+func rueidislockAgainstOurs(t *testing.T, scenario string, timing matrix.RunTiming, what string, count func(report.Row) int) {
 	t.Helper()
 	s, _ := matrix.FindScenario(matrix.Scenarios, scenario)
 	peerMode, _ := matrix.FindMode(Peers, "rueidislock")

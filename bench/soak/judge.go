@@ -35,7 +35,7 @@ var limits = []struct {
 // samples nearest ref into the run; no goroutine and no key without a TTL
 // left after Close. A window is a minute of samples (every apart), at
 // least minWindow and at most a quarter of them.
-func (r *Report) judge(ref, every time.Duration) {
+func (r *SoakReport) judge(ref, every time.Duration) {
 	window := max(minWindow, min(int(time.Minute/every), len(r.Samples)/4))
 	r.Checks = nil
 	r.Pass = true
@@ -110,7 +110,7 @@ func median(ss []Sample, of func(Sample) (float64, bool)) float64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
-func (r *Report) print(w io.Writer) {
+func (r *SoakReport) print(w io.Writer) {
 	fmt.Fprintf(w, "\n## soak: %s, %d nodes, %d node restarts, %d samples\n\n", r.Duration, r.Nodes, len(r.Restarts), len(r.Samples))
 	fmt.Fprintf(w, "| lock kind | acquired | refused (held by another) | errors | first error |\n|---|--:|--:|--:|---|\n")
 	for _, k := range slices.Sorted(maps.Keys(r.Kinds)) {

@@ -7,8 +7,8 @@ import (
 )
 
 // samples makes a run of samples every 5 s for 10 minutes, each value from f(minute).
-func samples(f func(min float64) (rss float64, goroutines, sockets, keys int)) *Report {
-	r := &Report{SocketBound: 80}
+func samples(f func(min float64) (rss float64, goroutines, sockets, keys int)) *SoakReport {
+	r := &SoakReport{SocketBound: 80}
 	for at := 0.0; at <= 600; at += 5 {
 		rss, g, s, k := f(at / 60)
 		r.Samples = append(r.Samples, Sample{At: at, RSSMB: rss, Goroutines: g, Sockets: s, Keys: []int{k, k - 3, -1}})
@@ -24,9 +24,9 @@ func TestJudge(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		r     *Report
+		r     *SoakReport
 		grew  string // the check that must fail, "" for none
-		after func(*Report)
+		after func(*SoakReport)
 	}{
 		{name: "flat after warm-up", r: samples(flat)},
 		{name: "RSS climbs", r: samples(func(m float64) (float64, int, int, int) {
@@ -49,8 +49,8 @@ func TestJudge(t *testing.T) {
 			rss, g, s, _ := flat(m)
 			return rss, g, s, 1000 + int(100*m)
 		}), grew: "keys per node"},
-		{name: "goroutine left after Close", r: samples(flat), grew: "goroutines left", after: func(r *Report) { r.GoroutinesLeft = 1 }},
-		{name: "key without TTL after Close", r: samples(flat), grew: "keys without a TTL", after: func(r *Report) { r.KeysNoTTL = 2 }},
+		{name: "goroutine left after Close", r: samples(flat), grew: "goroutines left", after: func(r *SoakReport) { r.GoroutinesLeft = 1 }},
+		{name: "key without TTL after Close", r: samples(flat), grew: "keys without a TTL", after: func(r *SoakReport) { r.KeysNoTTL = 2 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.after != nil {

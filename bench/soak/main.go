@@ -97,12 +97,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 // rejudge reads a run's JSON and judges it with this code. A run from
 // before the socket bound was recorded gets the bound of the default
 // pools (go-redis: 10 per CPU and node, per client).
-func rejudge(path string, every time.Duration) (*Report, error) {
+func rejudge(path string, every time.Duration) (*SoakReport, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("-report: %w", err)
 	}
-	var rep Report
+	var rep SoakReport
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("-report: %s: %w", path, err)
 	}
@@ -124,7 +124,7 @@ func rejudge(path string, every time.Duration) (*Report, error) {
 }
 
 // finish prints the run, writes its files and says whether it passed.
-func finish(o options, rep *Report, stdout, stderr io.Writer) error {
+func finish(o options, rep *SoakReport, stdout, stderr io.Writer) error {
 	rep.print(stdout)
 	if o.json != "" {
 		data, err := json.MarshalIndent(rep, "", "  ")
@@ -162,9 +162,9 @@ type Sample struct {
 	Errors   int64 `json:"errors"`
 }
 
-// Report is the run: its samples, node restarts, per-kind counts and the
+// SoakReport is the run: its samples, node restarts, per-kind counts and the
 // verdict.
-type Report struct {
+type SoakReport struct {
 	Started  time.Time        `json:"started"`
 	Duration string           `json:"duration"`
 	Nodes    int              `json:"nodes"`
@@ -234,7 +234,7 @@ func (c *counter) fail(err error) {
 	c.mu.Unlock()
 }
 
-func soak(ctx context.Context, o options, log io.Writer) (*Report, error) {
+func soak(ctx context.Context, o options, log io.Writer) (*SoakReport, error) {
 	began := time.Now()
 	fmt.Fprintf(log, "starting %d redis-server nodes…\n", o.nodes)
 	servers, err := localredis.StartN(ctx, o.nodes, localredis.Config{})
@@ -293,7 +293,7 @@ func soak(ctx context.Context, o options, log io.Writer) (*Report, error) {
 		}()
 	}
 
-	rep := &Report{Started: began.UTC().Truncate(time.Second), Nodes: o.nodes, CPUs: runtime.NumCPU(), Kinds: map[string]Count{},
+	rep := &SoakReport{Started: began.UTC().Truncate(time.Second), Nodes: o.nodes, CPUs: runtime.NumCPU(), Kinds: map[string]Count{},
 		SocketBound: socketBound}
 	end := time.After(o.dur)
 	tick := time.NewTicker(o.every)
@@ -440,7 +440,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 			cancel()
 			if ctx.Err() != nil {
 				if err == nil {
-					_ = t.Resign(context.Background())
+					_ = t.Unlock(context.Background())
 				}
 				return
 			}
@@ -450,7 +450,7 @@ func work(ctx context.Context, c *quorum.Client, i int, counts map[string]*count
 				return
 			}
 			time.Sleep(time.Duration(20+rng.IntN(30)) * time.Millisecond)
-			if err := t.Resign(ctx); err != nil && ctx.Err() == nil {
+			if err := t.Unlock(ctx); err != nil && ctx.Err() == nil {
 				counts["election"].fail(fmt.Errorf("resign: %w", err))
 			}
 		}

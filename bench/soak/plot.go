@@ -21,7 +21,7 @@ var nodeColours = []color.RGBA{
 // drawSoak writes a PNG of four panels over minutes into the run: client
 // RSS and heap, goroutines, open sockets, and keys per node; grey lines mark
 // the node restarts.
-func drawSoak(path string, r *Report) error {
+func drawSoak(path string, r *SoakReport) error {
 	type series struct {
 		label string
 		of    func(Sample) (float64, bool)

@@ -27,6 +27,7 @@ var notYetMerged = []string{}
 var libraryPackages = map[string]string{
 	"quorum":     "quorum",
 	"admin":      "quorum/admin",
+	"observe":    "quorum/observe",
 	"node":       "node",
 	"multilock":  "multilock",
 	"drift":      "drift",
@@ -35,12 +36,6 @@ var libraryPackages = map[string]string{
 	"chaos":      "chaos",
 	"otelquorum": "otelquorum",
 	"console":    "console",
-}
-
-// aliasedPackages are the public packages whose types are aliases of an
-// internal package's, with that package's folder.
-var aliasedPackages = map[string]string{
-	"node": "internal/node",
 }
 
 // internalPackages are not what a user imports: a bare ErrX or WithX in
@@ -296,41 +291,7 @@ func exportedNames(t *testing.T, root string) (exported, methods map[string]map[
 			}
 		}
 	}
-	// node's types are aliases of internal ones: they carry those types'
-	// methods.
-	for pkg, dir := range aliasedPackages {
-		for m := range exportedMethods(t, filepath.Join(root, dir)) {
-			methods[pkg][m] = true
-		}
-	}
 	return exported, methods
-}
-
-// exportedMethods parses the sources of dir (tests left out) and returns
-// the exported method names of its types.
-func exportedMethods(t *testing.T, dir string) map[string]bool {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files in %s (%v)", dir, err)
-	}
-	ms := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.IsExported() {
-				ms[fd.Name.Name] = true
-			}
-		}
-	}
-	return ms
 }
 
 // cliFlags asks every command for its --help and reads the flags it

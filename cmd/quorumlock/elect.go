@@ -98,12 +98,12 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	term, err := campaign(ctx, e, *value, *wait)
+	term, err := campaign(ctx, e, name, *value, *wait)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "quorumlock elect: leader of %q, term %d\n", name, term.Token())
-	resign := func() error { return term.Resign(context.WithoutCancel(ctx)) }
+	resign := func() error { return term.Unlock(context.WithoutCancel(ctx)) }
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, raw(out), os.Stderr
@@ -148,8 +148,9 @@ func runElect(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// campaign waits to be elected (at most wait when positive).
-func campaign(ctx context.Context, e *quorum.Election, value string, wait time.Duration) (*quorum.Term, error) {
+// campaign waits to be elected in e, the election called name (at most
+// wait when positive).
+func campaign(ctx context.Context, e *quorum.Election, name, value string, wait time.Duration) (*quorum.Term, error) {
 	wctx := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
@@ -164,7 +165,7 @@ func campaign(ctx context.Context, e *quorum.Election, value string, wait time.D
 		return nil, &exitError{code: exitPermanent, msg: message("elect", err.Error())}
 	}
 	if ctx.Err() == nil && errors.Is(err, quorum.ErrNotObtained) && wctx.Err() != nil {
-		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("not elected leader of %q within %v: %v", e.Name(), wait, err)}
+		return nil, &exitError{code: exitNotObtained, msg: fmt.Sprintf("not elected leader of %q within %v: %v", name, wait, err)}
 	}
 	return nil, err
 }

@@ -43,8 +43,8 @@ interrupted`, out)
 		return err
 	}
 	if *watch {
-		for ch := range e.Observe(ctx) {
-			fmt.Fprintf(out, "%s %s\n", time.Now().Format("15:04:05.000"), describeLeader(name, ch.Leader, ch.NoLeader))
+		for info := range e.Observe(ctx) {
+			fmt.Fprintf(out, "%s %s\n", time.Now().Format("15:04:05.000"), describeLeader(name, info, info == quorum.LeaderInfo{}))
 		}
 		return nil // interrupted (or the client closed)
 	}

@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/safetext"
+	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/quorum/admin"
 )
 
@@ -28,6 +32,8 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 	nodes := nodesFlag(fs)
 	match := fs.String("match", "*", "glob of lock names to list, e.g. 'orders/*'")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	limit := fs.Int("limit", 1000, "list at most this many locks, then print the --cursor of the rest; 0 lists them all (still a page at a time)")
+	cursor := fs.String("cursor", "", "continue a listing where the one that printed this cursor stopped (same --nodes and --match)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -37,50 +43,120 @@ func runLocks(ctx context.Context, args []string, out io.Writer) error {
 	if err := checkPattern(*match); err != nil {
 		return err
 	}
+	if *limit < 0 {
+		return fmt.Errorf("%w: --limit %d: give 0 for all, or how many locks to list", errUsage, *limit)
+	}
 	c, err := dialNodes(*nodes)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	list, lerr := c.Admin().List(ctx, *match)
 	n := len(c.Admin().Nodes())
-	failed := nodeErrors(lerr)
-	if *asJSON {
-		// Node errors are in each node's "error".
-		if err := writeJSON(out, jsonInspections(list)); err != nil {
-			return err
+	// Pages of at most listPage locks are printed as they come, so memory
+	// stays bounded by a page whatever --limit is.
+	var (
+		failed           = map[string]*quorum.NodeError{}
+		unknown          []string // the first few
+		unknowns, listed int
+		next             = *cursor
+		tw               *tabwriter.Writer
+		jsonOpen         bool
+	)
+	for {
+		size := listPage
+		if *limit > 0 {
+			size = min(size, *limit-listed)
 		}
-	} else if len(list) == 0 {
-		fmt.Fprintf(out, "no lock matches %q on %d nodes (%d answered)\n", *match, n, n-len(failed))
-	} else {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
-		for _, in := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", safetext.Quote(in.Name), in.Verdict, orDash(holderNames(in)),
-				orDash(holds(in)), orDash(ttl(in.TTL)), orDash(fence(in.Fence)), nodeMarks(in))
+		page, lerr := c.Admin().ListPage(ctx, *match, next, size)
+		if errors.Is(lerr, admin.ErrCursor) {
+			return fmt.Errorf("%w: --cursor %s is not a cursor this command printed: copy it whole, or leave it out to start over", errUsage, safetext.Quote(next))
 		}
-		tw.Flush()
+		for _, ne := range nodeErrors(lerr) {
+			if failed[ne.Node] == nil {
+				failed[ne.Node] = ne
+			}
+		}
+		listed += len(page.Locks)
+		for _, in := range page.Locks {
+			if in.Verdict == admin.Unknown {
+				if unknowns++; len(unknown) < 10 {
+					unknown = append(unknown, in.Name)
+				}
+			}
+		}
+		switch {
+		case *asJSON:
+			// Node errors are in each node's "error". One array, written a
+			// page at a time.
+			for _, j := range jsonInspections(page.Locks) {
+				b, err := json.MarshalIndent(j, "  ", "  ")
+				if err != nil {
+					return err
+				}
+				sep := ",\n  "
+				if !jsonOpen {
+					sep, jsonOpen = "[\n  ", true
+				}
+				fmt.Fprint(out, sep)
+				out.Write(b)
+			}
+		case len(page.Locks) > 0:
+			if tw == nil {
+				tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "LOCK\tVERDICT\tHOLDER\tHOLDS\tTTL\tFENCE\tNODES\t")
+			}
+			for _, in := range page.Locks {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", safetext.Quote(in.Name), in.Verdict, orDash(holderNames(in)),
+					orDash(holds(in)), orDash(ttl(in.TTL)), orDash(fence(in.Fence)), nodeMarks(in))
+			}
+			tw.Flush()
+		}
+		next = page.Next
+		if ctx.Err() != nil { // interrupted: the walk would not move on
+			return fmt.Errorf("interrupted after %d lock(s); --cursor %s continues from there", listed, next)
+		}
+		if next == "" || (*limit > 0 && listed >= *limit) {
+			break
+		}
+	}
+	silent := slices.SortedFunc(maps.Values(failed), func(a, b *quorum.NodeError) int { return strings.Compare(a.Node, b.Node) })
+	switch {
+	case *asJSON && jsonOpen:
+		fmt.Fprintln(out, "\n]")
+	case *asJSON:
+		fmt.Fprintln(out, "[]")
+	case listed == 0 && next == "":
+		fmt.Fprintf(out, "no lock matches %q on %d nodes (%d answered)\n", *match, n, n-len(silent))
+	case next == "":
 		fmt.Fprintf(out, "\n%d lock(s) on %d nodes; an owner needs %d. NODES: H holds for the holder, x another owner (leftover), . absent, ? no answer\n",
-			len(list), n, majority(n))
+			listed, n, majority(n))
+	default:
+		fmt.Fprintf(out, "\n%d lock(s) on %d nodes, and more may match; an owner needs %d. NODES: H holds for the holder, x another owner (leftover), . absent, ? no answer\n",
+			listed, n, majority(n))
 	}
-	if answered := n - len(failed); answered < majority(n) {
-		return untrusted("the list", answered, n, majority(n), failed)
+	if next != "" {
+		// On stderr, so that --json's output stays one JSON value.
+		fmt.Fprintf(stderr, "quorumlock locks: listed %d; for the next page add --cursor %s (or --limit 0 for all)\n", listed, next)
 	}
-	var unknown []string
-	for _, in := range list {
-		if in.Verdict == admin.Unknown {
-			unknown = append(unknown, in.Name)
+	if answered := n - len(silent); answered < majority(n) {
+		return untrusted("the list", answered, n, majority(n), silent)
+	}
+	if unknowns > 0 {
+		what := safetext.List(unknown, ", ")
+		if unknowns > len(unknown) {
+			what += fmt.Sprintf(" and %d more", unknowns-len(unknown))
 		}
+		return untrusted("the verdict on "+what, n-len(silent), n, majority(n), silent)
 	}
-	if len(unknown) > 0 {
-		return untrusted(fmt.Sprintf("the verdict on %s", safetext.List(unknown, ", ")), n-len(failed), n, majority(n), failed)
-	}
-	if len(failed) > 0 {
+	if len(silent) > 0 {
 		fmt.Fprintf(stderr, "quorumlock locks: warning: %d of %d nodes did not answer (a quorum did, so the list holds; verdicts count the silent nodes as unknown)%s\n",
-			len(failed), n, silentNodes(failed))
+			len(silent), n, silentNodes(silent))
 	}
 	return nil
 }
+
+// listPage is how many locks locks reads from the nodes at a time.
+const listPage = 500
 
 // checkPattern refuses a --match glob that is malformed (an unclosed
 // "[", a trailing "\\"): Redis would not say so, it would just match

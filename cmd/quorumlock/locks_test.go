@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -128,4 +129,107 @@ func TestInspectCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --limit stops after that many locks and prints the --cursor that lists
+// the rest; following the cursors lists every name once, in the table and
+// in JSON.
+func TestLocksLimit(t *testing.T) {
+	spec, c := opsNodes(t, 3)
+	ctx := t.Context()
+	want := map[string]bool{}
+	for i := range 25 {
+		name := fmt.Sprintf("orders/%02d", i)
+		lease, err := mustLock(t, c, name).TryLock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = lease.Unlock(context.Background()) })
+		want[name] = true
+	}
+	cursorRe := regexp.MustCompile(`--cursor (\S+)`)
+
+	for _, asJSON := range []bool{false, true} {
+		t.Run(fmt.Sprint("json ", asJSON), func(t *testing.T) {
+			got := map[string]bool{}
+			cursor := ""
+			for pages := 1; ; pages++ {
+				args := []string{"locks", "--nodes", spec, "--match", "orders/*", "--limit", "10"}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				if cursor != "" {
+					args = append(args, "--cursor", cursor)
+				}
+				code, out, stderr := cli(args...)
+				if code != 0 {
+					t.Fatalf("page %d: exit %d: %s", pages, code, stderr)
+				}
+				var names []string
+				if asJSON {
+					var list []jsonInspection
+					if err := json.Unmarshal([]byte(out), &list); err != nil {
+						t.Fatalf("page %d is not JSON: %v\n%s", pages, err, out)
+					}
+					for _, in := range list {
+						names = append(names, in.Name)
+					}
+				} else {
+					for _, l := range strings.Split(out, "\n") {
+						if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "orders/") {
+							names = append(names, f[0])
+						}
+					}
+				}
+				if len(names) > 10 {
+					t.Fatalf("page %d lists %d locks with --limit 10", pages, len(names))
+				}
+				for _, n := range names {
+					if got[n] || !want[n] {
+						t.Fatalf("page %d: %q listed again or not held\n%s", pages, n, out)
+					}
+					got[n] = true
+				}
+				m := cursorRe.FindStringSubmatch(stderr)
+				if m == nil {
+					if !asJSON && !strings.Contains(out, "lock(s) on 3 nodes;") {
+						t.Fatalf("last page has no total:\n%s", out)
+					}
+					break
+				}
+				if !asJSON && !strings.Contains(out, "more may match") {
+					t.Fatalf("a page with a cursor does not say more may match:\n%s", out)
+				}
+				if pages > 5 {
+					t.Fatal("the cursors do not end")
+				}
+				cursor = m[1]
+			}
+			if len(got) != len(want) {
+				t.Fatalf("listed %d of %d", len(got), len(want))
+			}
+		})
+	}
+
+	// --limit 0: all of them in one run, no cursor.
+	code, out, stderr := cli("locks", "--nodes", spec, "--match", "orders/*", "--limit", "0")
+	if code != 0 || strings.Count(out, "orders/") != 25 || strings.Contains(stderr, "--cursor") {
+		t.Fatalf("--limit 0: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, bad := range [][]string{{"--limit", "-1"}, {"--cursor", "garbage\x1b[31m"}} {
+		code, _, stderr := cli(append([]string{"locks", "--nodes", spec}, bad...)...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitUsage || !strings.HasPrefix(first, "quorumlock locks: --") || strings.Count(first, "quorumlock") != 1 || strings.Contains(stderr, "\x1b") {
+			t.Fatalf("%q: exit %d, stderr %q", bad, code, stderr)
+		}
+	}
+}
+
+func mustLock(t *testing.T, c *quorum.Client, name string) *quorum.Mutex {
+	t.Helper()
+	m, err := c.Mutex(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // reportEvery is how often a waiting lock repeats that too few nodes
 // answer, while they still do not.
 var reportEvery = 5 * time.Second
 
-// nodeWatch follows the attempts of one lock (a quorum.Observer) and keeps
+// nodeWatch follows the attempts of one lock (a observe.Observer) and keeps
 // each node's last answer. While lock waits it says on stderr when fewer
 // nodes answer or vote than a quorum needs, and why: once, then again only
 // when which nodes are silent or sitting out changes, or every
@@ -59,8 +60,8 @@ func (w *nodeWatch) setNodes(nodes []string) {
 
 // Observe takes the votes of the lock's attempts. A node that had not
 // answered when the attempt was decided keeps its previous word.
-func (w *nodeWatch) Observe(_ context.Context, e quorum.Event) {
-	if e.Op != quorum.OpAttempt || e.Name != w.name {
+func (w *nodeWatch) Observe(_ context.Context, e observe.Event) {
+	if e.Op != observe.OpAttempt || e.Name != w.name {
 		return
 	}
 	w.mu.Lock()

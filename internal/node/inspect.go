@@ -241,8 +241,8 @@ func (n *Node) Scan(ctx context.Context, pattern string, count int64) ([]string,
 			}
 			mu.Lock()
 			for _, k := range keys {
-				if name, ok := strings.CutPrefix(k, open); ok && strings.HasSuffix(name, "}") {
-					seen[untagged(name[:len(name)-1])] = true
+				if name, ok := lockName(open, k); ok {
+					seen[name] = true
 				}
 			}
 			mu.Unlock()

@@ -7,35 +7,35 @@ import (
 	"time"
 )
 
-// Kind is what a Fault does.
-type Kind string
+// FaultKind is what a Fault does.
+type FaultKind string
 
 // The kinds of fault. Node faults name lock nodes by index (Nodes);
 // worker faults name a worker (Worker) or, with Held, strike the first
 // worker to pass its critical-section check after At (the holder).
 const (
-	Partition  Kind = "partition"    // Nodes cut off from every worker, both ways
-	ReplyLoss  Kind = "reply-loss"   // Nodes' replies to every worker dropped
-	Latency    Kind = "latency"      // Nodes answer D ± D/2 late each way
-	PauseNode  Kind = "pause"        // Nodes frozen (SIGSTOP), then resumed
-	Crash      Kind = "crash"        // Nodes killed; restarted after Hold; data kept with Persist
-	ClockJump  Kind = "clock-jump"   // Nodes' clocks jump forward by D
-	ClockRate  Kind = "clock-rate"   // Nodes' clocks run at Rate
-	CutLink    Kind = "cut-link"     // the group's replication link is cut
-	Failover   Kind = "failover"     // the group's replica is promoted (split brain until Hold ends)
-	ClientHold Kind = "hold"         // the holder stays in its critical section for D (not a fault)
-	ClientStop Kind = "client-pause" // the holder is paused for D before its write
-	Isolate    Kind = "isolate"      // the holder is cut off from every node for D (Held)
-	Stall      Kind = "stall"        // the next worker to receive a grant is stalled D before using it
-	ExpiryRace Kind = "expiry-race"  // a lock abandoned by a crashed holder is contended in its last millisecond
-	SplitSides Kind = "split-sides"  // Kleppmann's split: even workers reach the first majority of the nodes, odd ones the last
-	UnlockLoss Kind = "unlock-loss"  // Nodes' unlock (pub/sub) messages to every worker dropped (Late = 0) or delayed by Late; connections stay up
+	Partition  FaultKind = "partition"    // Nodes cut off from every worker, both ways
+	ReplyLoss  FaultKind = "reply-loss"   // Nodes' replies to every worker dropped
+	Latency    FaultKind = "latency"      // Nodes answer D ± D/2 late each way
+	PauseNode  FaultKind = "pause"        // Nodes frozen (SIGSTOP), then resumed
+	Crash      FaultKind = "crash"        // Nodes killed; restarted after Hold; data kept with Persist
+	ClockJump  FaultKind = "clock-jump"   // Nodes' clocks jump forward by D
+	ClockRate  FaultKind = "clock-rate"   // Nodes' clocks run at Rate
+	CutLink    FaultKind = "cut-link"     // the group's replication link is cut
+	Failover   FaultKind = "failover"     // the group's replica is promoted (split brain until Hold ends)
+	ClientHold FaultKind = "hold"         // the holder stays in its critical section for D (not a fault)
+	ClientStop FaultKind = "client-pause" // the holder is paused for D before its write
+	Isolate    FaultKind = "isolate"      // the holder is cut off from every node for D (Held)
+	Stall      FaultKind = "stall"        // the next worker to receive a grant is stalled D before using it
+	ExpiryRace FaultKind = "expiry-race"  // a lock abandoned by a crashed holder is contended in its last millisecond
+	SplitSides FaultKind = "split-sides"  // Kleppmann's split: even workers reach the first majority of the nodes, odd ones the last
+	UnlockLoss FaultKind = "unlock-loss"  // Nodes' unlock (pub/sub) messages to every worker dropped (Late = 0) or delayed by Late; connections stay up
 )
 
 // Fault is one fault of a schedule, a plain value: a run is its seed plus
 // its list of faults, and shrinking removes faults from the list.
 type Fault struct {
-	Kind    Kind
+	Kind    FaultKind
 	At      time.Duration // from the workers' start
 	Hold    time.Duration // how long it lasts (0: an instant, or healed at once)
 	Nodes   []int         // lock node indices
@@ -190,14 +190,14 @@ func clockRatePlan(rate float64) Plan {
 // random node, of the kinds every mode but failover claims to survive.
 func randomPlan(m Mode, t Timing, rng *rand.Rand) []Fault {
 	n := lockNodes(m)
-	kinds := []Kind{Partition, ReplyLoss, Latency, PauseNode, Crash}
+	kinds := []FaultKind{Partition, ReplyLoss, Latency, PauseNode, Crash}
 	var out []Fault
 	at := t.Duration / 10
 	for at < t.Duration-t.Lease/4 {
 		hold := t.Lease*2/5 + time.Duration(rng.Int64N(int64(t.Lease/2)))
 		k := kinds[rng.IntN(len(kinds))]
 		if m.Group && rng.IntN(3) == 0 {
-			k = []Kind{Failover, CutLink}[rng.IntN(2)]
+			k = []FaultKind{Failover, CutLink}[rng.IntN(2)]
 		}
 		f := Fault{Kind: k, At: at, Hold: hold, Nodes: []int{rng.IntN(n)}, Persist: true}
 		switch k {
@@ -219,7 +219,7 @@ func randomPlan(m Mode, t Timing, rng *rand.Rand) []Fault {
 // to survive, overlapping.
 func minorityPlan(m Mode, t Timing, rng *rand.Rand) []Fault {
 	n := lockNodes(m)
-	kinds := []Kind{Partition, ReplyLoss, Latency, PauseNode, Crash}
+	kinds := []FaultKind{Partition, ReplyLoss, Latency, PauseNode, Crash}
 	var out []Fault
 	min := minorityOf(n)
 	at := t.Lease / 4

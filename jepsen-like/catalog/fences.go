@@ -31,7 +31,7 @@ func FenceStart(seed uint64) int64 {
 // FenceNames are the lock names whose fencing counters a cell of kind k
 // presets: the names its workers take (name, the all workload's three,
 // the batched workload's shared one and each caller's own).
-func FenceNames(k workload.Kind, name string, clients int) []string {
+func FenceNames(k workload.LockKind, name string, clients int) []string {
 	switch k {
 	case workload.All:
 		return []string{name + "/a", name + "/b", name + "/c"}

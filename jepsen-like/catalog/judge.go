@@ -45,7 +45,7 @@ func ExpectsProgress(m Mode, s Scenario) bool {
 // that fails is named in Broken (which fails the run whatever the claim
 // expects) and refutes a cell expected safe. Every runner judges its
 // cells with it, so a cell means the same on each.
-func Judge(m Mode, s Scenario, exp Expectation, res report.Result, rep checker.Report) report.Result {
+func Judge(m Mode, s Scenario, exp Expectation, res report.Row, rep checker.Report) report.Row {
 	judged := []string{res.Property, "expiry"}
 	var broken []string
 	fail := func(why string) {
@@ -97,7 +97,7 @@ func Judge(m Mode, s Scenario, exp Expectation, res report.Result, rep checker.R
 // message and site (and refuting a cell expected safe). A panic of the
 // harness is no verdict on the lock: the runner reports such a cell as
 // not run.
-func JudgePanics(res report.Result, panics []*workload.PanicError) report.Result {
+func JudgePanics(res report.Row, panics []*workload.PanicError) report.Row {
 	if len(panics) == 0 {
 		return res
 	}

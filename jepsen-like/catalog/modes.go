@@ -32,7 +32,7 @@ type LockParams struct {
 	DriftFactor float64
 	// Workload is the lock kind the worker takes (workload.Mutex when
 	// empty); only the quorum lock's modes (Ours) honour another.
-	Workload workload.Kind
+	Workload workload.LockKind
 	// Worker is the worker's index (the rw, all and reentrant workloads
 	// give workers different roles; batched: the client's index).
 	Worker int

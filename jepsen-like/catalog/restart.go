@@ -66,7 +66,7 @@ var crashRestartMinority = Scenario{
 // jump (MultiLock: a Redlock holder with a bare majority is unsafe there).
 var renewedQuickCells = [][2]string{{"redlock-3+restart", "crash-restart-minority"}, {"multilock-3", "clock-jump"}}
 
-var quickCells = map[workload.Kind][][2]string{workload.Renewed: renewedQuickCells}
+var quickCells = map[workload.LockKind][][2]string{workload.Renewed: renewedQuickCells}
 
 // Quick reports whether the quick matrix runs m under scenario s
 // (Mode.QuickScenarios).

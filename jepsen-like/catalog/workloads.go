@@ -21,7 +21,7 @@ type Workload struct {
 	// NotOn names the runners that cannot run the workload, with why.
 	NotOn map[Runner]string
 	// Kind is the workload driver (package workload) the runners start.
-	Kind workload.Kind
+	Kind workload.LockKind
 	// Property is what the kind promises beyond exclusion and data
 	// integrity ("" when nothing more), judged in every cell that can
 	// judge it (JudgeWorkload).
@@ -79,7 +79,7 @@ var mutexCovered = [][2]string{
 // off, and its leaders' proclaims under nodes killed and restarted from
 // their AOF, under a partitioned minority, and under a partitioned
 // majority, where a Proclaim reaches fewer nodes than a quorum).
-var quickModes = map[workload.Kind][]string{
+var quickModes = map[workload.LockKind][]string{
 	workload.RW:        {"redlock-5+fencing"},
 	workload.Fair:      {"redlock-3"},
 	workload.Renewed:   {"redlock-3"},
@@ -91,7 +91,7 @@ var quickModes = map[workload.Kind][]string{
 	workload.TTLs:      {"redlock-3"},
 }
 
-var quickScenarios = map[workload.Kind][]string{
+var quickScenarios = map[workload.LockKind][]string{
 	workload.RW:        {"baseline", "partition-minority"},
 	workload.Fair:      {"baseline", "node-pause"},
 	workload.Renewed:   {"holder-isolated", "latency"},
@@ -161,7 +161,7 @@ func SelectWorkloads(list string) ([]Workload, error) {
 // where it is expected safe or its faults strike clients only
 // (Scenario.LeasesHold), the election's checks (election) there too.
 // A violation is named in Broken and refutes a cell expected safe.
-func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.Result, rep checker.Report) report.Result {
+func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.Row, rep checker.Report) report.Row {
 	var r checker.Result
 	switch w.Property {
 	case checker.WriterProgress:
@@ -223,7 +223,7 @@ func JudgeWorkload(w Workload, m Mode, s Scenario, exp Expectation, res report.R
 
 // refute names a violated property in res.Broken and refutes res, why
 // first in its note.
-func refute(res report.Result, why string, r checker.Result) report.Result {
+func refute(res report.Row, why string, r checker.Result) report.Row {
 	if len(r.Examples) > 0 {
 		why += " (" + r.Examples[0].Note + ")"
 	}

@@ -57,19 +57,19 @@ type Acquisitions struct {
 	Availability float64 `json:"availability"`
 }
 
-// Latency summarises invoke→complete of Ok acquisitions (nearest-rank
+// AcquireLatency summarises invoke→complete of Ok acquisitions (nearest-rank
 // percentiles; zero when there were none).
-type Latency struct {
+type AcquireLatency struct {
 	Samples int           `json:"samples"`
 	P50     time.Duration `json:"p50_ns"`
 	P99     time.Duration `json:"p99_ns"`
 }
 
 // P50Ms is P50 in milliseconds.
-func (l Latency) P50Ms() float64 { return float64(l.P50) / float64(time.Millisecond) }
+func (l AcquireLatency) P50Ms() float64 { return float64(l.P50) / float64(time.Millisecond) }
 
 // P99Ms is P99 in milliseconds.
-func (l Latency) P99Ms() float64 { return float64(l.P99) / float64(time.Millisecond) }
+func (l AcquireLatency) P99Ms() float64 { return float64(l.P99) / float64(time.Millisecond) }
 
 // LostUpdates is the lost-update check: Count is the number of accepted
 // writes that overwrote a value their writer had not read. Accepted and
@@ -84,12 +84,12 @@ type LostUpdates struct {
 
 // Report is the result of every check over one history.
 type Report struct {
-	Ops      int          `json:"ops"`
-	Workers  int          `json:"workers"`
-	Tenures  int          `json:"tenures"`
-	Faults   int          `json:"faults"`
-	Acquires Acquisitions `json:"acquisitions"`
-	Latency  Latency      `json:"acquire_latency"`
+	Ops      int            `json:"ops"`
+	Workers  int            `json:"workers"`
+	Tenures  int            `json:"tenures"`
+	Faults   int            `json:"faults"`
+	Acquires Acquisitions   `json:"acquisitions"`
+	Latency  AcquireLatency `json:"acquire_latency"`
 
 	// MutualExclusion: overlapping tenures. Count is the number of pairs of
 	// tenures of different workers that overlap (acquire completion →

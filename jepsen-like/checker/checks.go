@@ -10,7 +10,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
-func acquisitions(h history.History) (Acquisitions, Latency) {
+func acquisitions(h history.History) (Acquisitions, AcquireLatency) {
 	var a Acquisitions
 	var d []time.Duration
 	end, ended := h.RunEnd()
@@ -40,7 +40,7 @@ func acquisitions(h history.History) (Acquisitions, Latency) {
 		a.Availability = float64(a.Ok) / float64(a.Attempted)
 	}
 	slices.Sort(d)
-	return a, Latency{Samples: len(d), P50: percentile(d, 0.50), P99: percentile(d, 0.99)}
+	return a, AcquireLatency{Samples: len(d), P50: percentile(d, 0.50), P99: percentile(d, 0.99)}
 }
 
 // percentile is the nearest-rank percentile of sorted d (0 if empty).

@@ -113,7 +113,7 @@
 // follower's terms never go down, and a term that leads for at least the
 // wakeup bound, with no fault from FollowerRecovery before its election to
 // the bound after it, reaches every follower within the bound (or a later
-// term does). Replaced: a term that ended as its leader saw it (Resign, or
+// term does). Replaced: a term that ended as its leader saw it (Unlock, or
 // its loss signal) while another campaign waited is followed within its
 // validity at election plus the wakeup bound and the longest Ok Proclaim
 // (the new term's publishing round trips, as slow as the run's), faults

@@ -32,7 +32,7 @@ type ElectionResults struct {
 	// follows: from its first delivery to its failed Observe op). Count is the number of
 	// deliveries out of order plus the terms a follower missed.
 	Observed Result `json:"observed"`
-	// Replaced: when a term ends as its leader sees it (Resign, or the
+	// Replaced: when a term ends as its leader sees it (Unlock, or the
 	// loss told by Done) while another campaigner waits, the next term
 	// begins within the ended term's validity at its election (at most
 	// the TTL) plus the wakeup bound and the longest Ok Proclaim of the
@@ -219,7 +219,7 @@ func checkReplaced(h history.History, terms []Tenure, bound time.Duration, clien
 	r := Result{Verdict: Ok}
 	for _, t := range terms {
 		// The term's end as its leader saw it: told of the loss, or its
-		// release (Resign) invoked.
+		// release (Unlock) invoked.
 		f := t.End
 		if t.Signalled != 0 && t.Signalled < f {
 			f = t.Signalled

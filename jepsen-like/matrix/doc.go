@@ -29,7 +29,7 @@
 // clock-rate-fast, clock-rate-beyond, node-pause, crash-restart-aof,
 // crash-restart-nopersist, crash-restart-delayed, failover, client-pause,
 // holder-isolated, clock-jump, clock-jump-partition, random. Each lays
-// out its faults from the cell's [Timing] (the workers' run time and the
+// out its faults from the cell's [RunTiming] (the workers' run time and the
 // lease time), so a quick run and a long run do the same things at the
 // same relative moments. Scenarios whose point is a fault striking a live
 // holder (the crash-restart ones, the clock jumps, client-pause, holder-isolated) wait

@@ -116,13 +116,7 @@ func TestDocNumbersMatchTheCatalog(t *testing.T) {
 
 	// The cells of `--quick` (every mode × scenario plus the workloads'
 	// quick forms), as `chaos --quick --list` counts them.
-	var o matrix.Options
-	o.Quick, o.Parallel = true, 1
-	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quick := len(matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads))
+	quick := len(quickCells(t))
 	for _, c := range []struct {
 		page, text string
 		re         *regexp.Regexp
@@ -147,6 +141,14 @@ func TestDocNumbersMatchTheCatalog(t *testing.T) {
 			t.Errorf("chaos-matrix.md: %q, the list has %d mutants", mm[0], len(mutants.List))
 		}
 	}
+	// The coverage table: the mutex workload makes way on the pairs where
+	// a lock kind's workload runs.
+	mutex := catalog.Workloads[slices.IndexFunc(catalog.Workloads, func(w catalog.Workload) bool { return w.ID == catalog.DefaultWorkload })]
+	if mm := regexp.MustCompile(`but the (\d+) pairs where a kind's workload`).FindStringSubmatch(page); mm == nil {
+		t.Error("chaos-matrix.md no longer counts the pairs the mutex workload leaves to the kinds: update this test")
+	} else if n, _ := strconv.Atoi(mm[1]); n != len(mutex.QuickCovered) {
+		t.Errorf("chaos-matrix.md: %q, the catalog leaves %d pairs to the kinds", mm[0], len(mutex.QuickCovered))
+	}
 	if regexp.MustCompile(`all \d+ were killed`).MatchString(page) {
 		t.Error(`chaos-matrix.md: "all N were killed" is a past run's count; give the list's count`)
 	}
@@ -162,7 +164,7 @@ func sorted(s []string) []string {
 // docs/chaos-matrix.md's verdicts are generated from.
 const matrixRun = "docs/results/matrix-quick.json"
 
-var updateDocs = flag.Bool("update", false, "rewrite the generated verdicts of docs/chaos-matrix.md from "+matrixRun)
+var updateDocs = flag.Bool("update", false, "rewrite the generated blocks of docs/chaos-matrix.md from the committed runs")
 
 // The markers around the generated verdicts in docs/chaos-matrix.md.
 const (
@@ -173,27 +175,10 @@ const (
 // verdicts renders the run as the page shows it: the counts of each mark,
 // the mutex workload's grid (scenarios × modes) and the lock kinds' cells.
 func verdicts(m report.Matrix) string {
-	type key struct{ mode, scenario string }
-	marks := map[key]string{}
 	counts := map[string]int{}
-	var kinds []string
-	kindCells := map[string][]string{}
 	for _, r := range m.Results {
-		mark := report.GridMark(r)
-		counts[mark]++
-		if mark == "✗" {
-			mark += fmt.Sprintf(" %d/%d/%d", r.Violations, r.LostUpdates, r.StaleAccepted)
-		}
-		if mode, kind, ok := strings.Cut(r.Mode, "/"); ok {
-			if _, seen := kindCells[kind]; !seen {
-				kinds = append(kinds, kind)
-			}
-			kindCells[kind] = append(kindCells[kind], mode+" × "+r.Scenario+" "+mark)
-			continue
-		}
-		marks[key{r.Mode, r.Scenario}] = mark
+		counts[report.GridMark(r)]++
 	}
-
 	var b strings.Builder
 	fmt.Fprintf(&b, "The committed `--quick` run (`%s`, seed %d): %d cells;", matrixRun, m.Seed, len(m.Results))
 	for i, mark := range []string{"✓", "?", "✗", "○", "‼", "n/a"} {
@@ -203,7 +188,49 @@ func verdicts(m report.Matrix) string {
 		}
 		fmt.Fprintf(&b, "%s %d %s", sep, counts[mark], mark)
 	}
-	b.WriteString(".\n\n| scenario |")
+	b.WriteString(".")
+	for _, r := range m.Results {
+		if report.GridMark(r) == "‼" {
+			why := r.Broken
+			if why == "" {
+				why = r.VerdictNote
+			}
+			fmt.Fprintf(&b, " ‼ %s × %s: %s.", r.Mode, r.Scenario, why)
+		}
+	}
+	b.WriteString("\n\n")
+	b.WriteString(grid(m.Results, func(r report.Row) string {
+		mark := report.GridMark(r)
+		if mark == "✗" {
+			mark += fmt.Sprintf(" %d/%d/%d", r.Violations, r.LostUpdates, r.StaleAccepted)
+		}
+		return mark
+	}))
+	return b.String()
+}
+
+// grid draws rows as the page does: the mutex workload's cells as a table
+// of scenarios × modes (the modes and scenarios that have a cell, in the
+// catalog's order), then each lock kind's cells on a line of their own;
+// mark is what a cell shows.
+func grid(rows []report.Row, mark func(report.Row) string) string {
+	type key struct{ mode, scenario string }
+	marks := map[key]string{}
+	var kinds []string
+	kindCells := map[string][]string{}
+	for _, r := range rows {
+		if mode, kind, ok := strings.Cut(r.Mode, "/"); ok {
+			if _, seen := kindCells[kind]; !seen {
+				kinds = append(kinds, kind)
+			}
+			kindCells[kind] = append(kindCells[kind], mode+" × "+r.Scenario+" "+mark(r))
+			continue
+		}
+		marks[key{r.Mode, r.Scenario}] = mark(r)
+	}
+
+	var b strings.Builder
+	b.WriteString("| scenario |")
 	var modes []string
 	for _, md := range matrix.Modes {
 		for k := range marks {
@@ -244,44 +271,26 @@ func verdicts(m report.Matrix) string {
 // catalog: a page edited by hand, a run committed without its page, or a
 // catalog grown since the run all fail here. Only committed files are read.
 func TestDocVerdictsMatchTheCommittedRun(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", matrixRun))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := report.ReadJSON(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readRun(t, matrixRun)
+	checkCells(t, matrixRun, m, func(matrix.Cell) bool { return true }, "quorumlock-lab chaos --quick --json "+matrixRun)
+	checkGenerated(t, verdictsBegin, verdictsEnd, verdicts(m), matrixRun, "TestDocVerdicts")
+}
 
-	var o matrix.Options
-	o.Quick, o.Parallel = true, 1
-	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want, got []string
-	for _, c := range matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads) {
-		want = append(want, c.String())
-	}
-	for _, r := range m.Results {
-		got = append(got, r.Mode+" × "+r.Scenario)
-	}
-	if !slices.Equal(sorted(got), sorted(want)) {
-		t.Errorf("%s holds %d cells, the quick matrix has %d: run `quorumlock-lab chaos --quick --json %s` again\n only in the run: %q\n only in the matrix: %q",
-			matrixRun, len(got), len(want), matrixRun, missing(got, want), missing(want, got))
-	}
-
+// checkGenerated compares the block between begin and end of
+// docs/chaos-matrix.md with gen, rendered from the committed run source
+// (test names the test whose -update rewrites the block), or writes gen
+// there under -update.
+func checkGenerated(t *testing.T, begin, end, gen, source, test string) {
+	t.Helper()
 	path := filepath.Join("..", "..", "docs", "chaos-matrix.md")
 	page := readDoc(t, "docs/chaos-matrix.md")
-	before, rest, ok1 := strings.Cut(page, verdictsBegin)
-	block, after, ok2 := strings.Cut(rest, verdictsEnd)
+	before, rest, ok1 := strings.Cut(page, begin)
+	block, after, ok2 := strings.Cut(rest, end)
 	if !ok1 || !ok2 {
-		t.Fatalf("chaos-matrix.md has no %q … %q block: update this test", verdictsBegin, verdictsEnd)
+		t.Fatalf("chaos-matrix.md has no %q … %q block: update this test", begin, end)
 	}
-	gen := verdicts(m)
 	if *updateDocs {
-		if err := os.WriteFile(path, []byte(before+verdictsBegin+gen+verdictsEnd+after), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(before+begin+gen+end+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -291,10 +300,120 @@ func TestDocVerdictsMatchTheCommittedRun(t *testing.T) {
 		for i := range max(len(gl), len(wl)) {
 			g, w := line(gl, i), line(wl, i)
 			if g != w {
-				t.Errorf("chaos-matrix.md's verdicts differ from %s (go test ./jepsen-like/matrix -run TestDocVerdicts -update rewrites them); first difference, line %d:\n page: %s\n run:  %s", matrixRun, i+1, g, w)
+				t.Errorf("chaos-matrix.md's block differs from %s (go test ./jepsen-like/matrix -run %s -update rewrites it); first difference, line %d:\n page: %s\n run:  %s", source, test, i+1, g, w)
 				break
 			}
 		}
+	}
+}
+
+// seedsRun is the committed result of `make chaos-seeds`: the quick
+// matrix's expected-unsafe cells, each under several seeds.
+const seedsRun = "docs/results/chaos-seeds.json"
+
+// The markers around the generated k-of-n table in docs/chaos-matrix.md.
+const (
+	seedsBegin = "<!-- seeds: generated from " + seedsRun + " by go test ./jepsen-like/matrix -run TestDocSeeds -update -->\n"
+	seedsEnd   = "<!-- end of the generated seeds -->\n"
+)
+
+// seedsTable renders a run over several seeds as the page shows it: how
+// many cells reproduced under every seed, some or none, how many broke a
+// judged property, then the grid of k/n. It fails on a row that did not
+// run under the run's number of seeds.
+func seedsTable(m report.Matrix) (string, error) {
+	if len(m.Results) == 0 {
+		return "", fmt.Errorf("no cell")
+	}
+	n := m.Results[0].Seeds
+	every, some, none := 0, 0, 0
+	var broken []string
+	for _, r := range m.Results {
+		if r.Seeds != n || n < 2 || r.ExpectedSafe {
+			return "", fmt.Errorf("%s × %s ran under %d seeds (expected safe: %v), the first cell under %d", r.Mode, r.Scenario, r.Seeds, r.ExpectedSafe, n)
+		}
+		switch r.SeedsReproduced {
+		case n:
+			every++
+		case 0:
+			none++
+		default:
+			some++
+		}
+		if r.Broken != "" || r.KeysWithoutExpiry > 0 {
+			broken = append(broken, "`"+r.Mode+" × "+r.Scenario+"`")
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The committed run (`%s`, seeds %d–%d): %d cells; %d reproduced their violation under every seed, %d under some, %d under none.",
+		seedsRun, m.Seed, m.Seed+int64(n)-1, len(m.Results), every, some, none)
+	if len(broken) == 0 {
+		b.WriteString(" No run broke a judged property.\n\n")
+	} else {
+		fmt.Fprintf(&b, " ‼ broke a judged property under some seed (the JSON's `broken` says which, under which seed): %s.\n\n", strings.Join(broken, ", "))
+	}
+	b.WriteString(grid(m.Results, report.Row.SeedsCell))
+	return b.String(), nil
+}
+
+// The k-of-n table docs/chaos-matrix.md shows is that of the committed
+// run over several seeds, and that run covers exactly the quick matrix's
+// expected-unsafe cells: a page edited by hand, a run committed without
+// its page, or a catalog grown since fail here.
+func TestDocSeedsMatchTheCommittedRun(t *testing.T) {
+	m := readRun(t, seedsRun)
+	checkCells(t, seedsRun, m, func(c matrix.Cell) bool { return !c.Expect().Safe }, "make chaos-seeds")
+	gen, err := seedsTable(m)
+	if err != nil {
+		t.Fatalf("%s: %v", seedsRun, err)
+	}
+	checkGenerated(t, seedsBegin, seedsEnd, gen, seedsRun, "TestDocSeeds")
+}
+
+// readRun reads a committed matrix run (path from the repository's root).
+func readRun(t *testing.T, path string) report.Matrix {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := report.ReadJSON(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// quickCells are the cells `chaos --quick` runs.
+func quickCells(t *testing.T) []matrix.Cell {
+	t.Helper()
+	var o matrix.Options
+	o.Quick, o.Parallel = true, 1
+	cfg, err := o.Config(matrix.Modes, matrix.Scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return matrix.CellsOf(cfg.Modes, cfg.Scenarios, cfg.Workloads, cfg.QuickWorkloads)
+}
+
+// checkCells fails unless the run m (committed at path) holds exactly the
+// quick matrix's cells that keep selects; again is the command that runs
+// it anew.
+func checkCells(t *testing.T, path string, m report.Matrix, keep func(matrix.Cell) bool, again string) {
+	t.Helper()
+	var want, got []string
+	for _, c := range quickCells(t) {
+		if keep(c) {
+			want = append(want, c.String())
+		}
+	}
+	for _, r := range m.Results {
+		got = append(got, r.Mode+" × "+r.Scenario)
+	}
+	if !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("%s holds %d cells, the quick matrix has %d of them: run `%s` again\n only in the run: %q\n only in the matrix: %q",
+			path, len(got), len(want), again, missing(got, want), missing(want, got))
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // presetFences sets the fencing counters of the cell's lock names on every
 // lock node (each master, or the group's master) to the seed's start
 // below a digit boundary (catalog.FenceStart), before the first acquire.
-func presetFences(ctx context.Context, cl *chaos.Cluster, k workload.Kind, workers int, seed uint64) error {
+func presetFences(ctx context.Context, cl *chaos.Cluster, k workload.LockKind, workers int, seed uint64) error {
 	var opts []*redis.Options
 	for _, n := range cl.Masters {
 		opts = append(opts, n.Options())

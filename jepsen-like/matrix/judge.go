@@ -9,6 +9,6 @@ import (
 // claim's (lease exclusion, token order, the loss signal, liveness; see
 // judgeMore), so that another backend (the simulation, jepsen-like/sim)
 // judges its cells exactly as the matrix does.
-func Judge(c Cell, res report.Result, rep checker.Report) report.Result {
+func Judge(c Cell, res report.Row, rep checker.Report) report.Row {
 	return judgeMore(c, c.Expect(), res, rep)
 }

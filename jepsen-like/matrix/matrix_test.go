@@ -26,7 +26,7 @@ func needRedis(t *testing.T) {
 // trip through the in-process proxies (at the default, cells of
 // TestMatrixCanFail acquired nothing in 2.5 s with 6 busy processes on the
 // 2 cores).
-var testTiming = Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work,
+var testTiming = RunTiming{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 4, Work: Quick.Work,
 	AttemptTimeout: 750 * time.Millisecond}
 
 func findCell(t *testing.T, mode, scenario string) Cell {
@@ -55,7 +55,7 @@ func TestMatrixCanFail(t *testing.T) {
 	if err != nil || len(out.Errors) > 0 {
 		t.Fatal(err, out.Errors)
 	}
-	rows := map[string]report.Result{}
+	rows := map[string]report.Row{}
 	for i, r := range out.Matrix.Results {
 		rows[r.Mode+" × "+r.Scenario] = r
 		t.Logf("%s × %s: %d of %d attempts acquired%s", r.Mode, r.Scenario, r.Acquisitions, r.Attempts, firstErrors(out.Histories[i], 3))
@@ -101,7 +101,7 @@ func firstErrors(h history.History, n int) string {
 // slow for any worker to get in during the split.
 func TestFailoverViolates(t *testing.T) {
 	needRedis(t)
-	var r report.Result
+	var r report.Row
 	for try := 1; try <= 3; try++ {
 		var err error
 		r, _, err = RunCell(t.Context(), findCell(t, "failover", "failover"), testTiming, int64(try), 0)

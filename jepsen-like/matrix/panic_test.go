@@ -38,7 +38,7 @@ func TestPanicFailsCell(t *testing.T) {
 		t.Fatalf("RunCell = %v, want a judged row", err)
 	}
 	if res.Verdict != report.Refuted || !strings.Contains(res.Broken, "panic: workload: worker 0 panicked") ||
-		!strings.Contains(res.Broken, "quorumlock/quorum.(*Mutex)") || len(Failures(report.Matrix{Results: []report.Result{res}})) != 1 {
+		!strings.Contains(res.Broken, "quorumlock/quorum.(*Mutex)") || len(Failures(report.Matrix{Results: []report.Row{res}})) != 1 {
 		t.Errorf("row %s: %s; broken: %s — want a failed row naming the panic", res.Verdict, res.VerdictNote, res.Broken)
 	}
 

@@ -105,7 +105,7 @@ func TestCellTiming(t *testing.T) {
 		t.Errorf("unpaced %s changed the timing: %+v", Scenarios[0].ID, got)
 	}
 	for _, s := range Scenarios {
-		for _, tm := range []Timing{Quick, Full, testTiming} {
+		for _, tm := range []RunTiming{Quick, Full, testTiming} {
 			if err := (Cell{Scenario: s}).CellTiming(tm).Validate(); err != nil {
 				t.Errorf("%s under %v/%v: %v", s.ID, tm.Duration, tm.Lease, err)
 			}
@@ -116,7 +116,7 @@ func TestCellTiming(t *testing.T) {
 // The further seeds of an expected-unsafe cell fold into its row: k of n,
 // which seeds, and whatever any of them broke.
 func TestFoldSeeds(t *testing.T) {
-	rs := []report.Result{
+	rs := []report.Row{
 		{Verdict: report.Reproduced},
 		{Verdict: report.Refuted},
 		{Verdict: report.Reproduced, Broken: "lease exclusion: 1 pairs"},
@@ -129,7 +129,7 @@ func TestFoldSeeds(t *testing.T) {
 	if !strings.Contains(row.Broken, "seed 3: lease exclusion") || row.KeysWithoutExpiry != 2 {
 		t.Errorf("folded: broken %q, keys without expiry %d", row.Broken, row.KeysWithoutExpiry)
 	}
-	if len(Failures(report.Matrix{Results: []report.Result{row}})) != 1 {
+	if len(Failures(report.Matrix{Results: []report.Row{row}})) != 1 {
 		t.Error("a property broken under a further seed does not fail the run")
 	}
 }
@@ -256,7 +256,7 @@ func TestSameSeedSamePlan(t *testing.T) {
 	c := findCell(t, "single", "random")
 	// The library's own attempt timeout, so the scenario's pace shortens
 	// the lease and the nemesis moves often.
-	tm := Timing{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 2, Work: Quick.Work}
+	tm := RunTiming{Duration: 2500 * time.Millisecond, Lease: time.Second, Workers: 2, Work: Quick.Work}
 	faults := func(seed int64) []string {
 		t.Helper()
 		_, h, err := RunCell(t.Context(), c, tm, seed, 0)

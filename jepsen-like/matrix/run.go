@@ -68,7 +68,7 @@ func CellsOf(modes []Mode, scenarios []Scenario, workloads []catalog.Workload, q
 }
 
 // kind is the cell's workload driver.
-func (c Cell) kind() workload.Kind {
+func (c Cell) kind() workload.LockKind {
 	if c.Workload.Kind == "" {
 		return workload.Mutex
 	}
@@ -106,7 +106,7 @@ type Config struct {
 	// QuickWorkloads runs each workload but mutex only in the scenarios
 	// of its quick form (catalog.Workload.Scenarios).
 	QuickWorkloads bool
-	Timing         Timing
+	Timing         RunTiming
 	// Seed makes the run's random choices (work times, the random
 	// scenario's nemesis).
 	Seed int64
@@ -114,7 +114,7 @@ type Config struct {
 	Parallel int
 	// Seeds, when above 1, runs every expected-unsafe cell that many
 	// times, under seeds Seed, Seed+1, …, and reports in how many it
-	// reproduced (report.Result.Seeds); expected-safe cells run once.
+	// reproduced (report.Row.Seeds); expected-safe cells run once.
 	Seeds int
 	// UnsafeOnly runs only the cells expected unsafe.
 	UnsafeOnly bool
@@ -146,12 +146,12 @@ type Progress struct {
 	// Elapsed is the cell's wall time (when Done).
 	Elapsed time.Duration
 	// Result is the cell's row (when Done without Err).
-	Result report.Result
+	Result report.Row
 	Err    error
 }
 
-// Outcome is the result of a matrix run.
-type Outcome struct {
+// RunResult is the result of a matrix run.
+type RunResult struct {
 	Matrix report.Matrix
 	// Histories are the cells' histories, in the order of Matrix.Results.
 	Histories []history.History
@@ -164,8 +164,8 @@ type Outcome struct {
 // but showed a violation of the claim's property (verdict refuted), and the
 // rows of any mode that left lock keys without expiry (a lock that never
 // frees itself is a bug whatever the configuration).
-func Failures(m report.Matrix) []report.Result {
-	var out []report.Result
+func Failures(m report.Matrix) []report.Row {
+	var out []report.Row
 	for _, r := range m.Results {
 		if (r.ExpectedSafe && r.Verdict == report.Refuted) || r.KeysWithoutExpiry > 0 || r.Broken != "" {
 			out = append(out, r)
@@ -176,15 +176,15 @@ func Failures(m report.Matrix) []report.Result {
 
 // Run runs every applicable cell of cfg.Modes × cfg.Scenarios, each on a
 // fresh cluster, and returns their rows in cell order. A cell that cannot
-// run is reported in Outcome.Errors and the others still run; ctx ending
+// run is reported in RunResult.Errors and the others still run; ctx ending
 // stops the run (the error is ctx's).
-func Run(ctx context.Context, cfg Config) (Outcome, error) {
+func Run(ctx context.Context, cfg Config) (RunResult, error) {
 	if err := cfg.Timing.Validate(); err != nil {
-		return Outcome{}, err
+		return RunResult{}, err
 	}
 	cells := cfg.cells()
 	if len(cells) == 0 {
-		return Outcome{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes (or none is expected unsafe)")
+		return RunResult{}, errors.New("matrix: no cell to run: no scenario applies to the selected modes (or none is expected unsafe)")
 	}
 	par := max(cfg.Parallel, 1)
 	// The cells under the run's seed, then the expected-unsafe ones under
@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		}
 	}
 	type slot struct {
-		res  report.Result
+		res  report.Row
 		h    history.History
 		err  error
 		done bool
@@ -252,7 +252,7 @@ feed:
 	// Fold the further seeds into their cell's row.
 	type seeded struct {
 		seed int64
-		res  report.Result
+		res  report.Row
 	}
 	extra := map[int][]seeded{}
 	var extraErrs []error
@@ -266,7 +266,7 @@ feed:
 			extra[j.cell] = append(extra[j.cell], seeded{j.seed, s.res})
 		}
 	}
-	out := Outcome{Matrix: report.Matrix{Seed: cfg.Seed}}
+	out := RunResult{Matrix: report.Matrix{Seed: cfg.Seed}}
 	for i, s := range slots[:len(cells)] {
 		switch {
 		case !s.done:
@@ -275,7 +275,7 @@ feed:
 		default:
 			res := s.res
 			if cfg.Seeds > 1 && !cells[i].Expect().Safe {
-				rs, seeds := []report.Result{res}, []int64{cfg.Seed}
+				rs, seeds := []report.Row{res}, []int64{cfg.Seed}
 				for _, e := range extra[i] {
 					rs, seeds = append(rs, e.res), append(seeds, e.seed)
 				}
@@ -293,7 +293,7 @@ feed:
 // first) into the first one's row: how many reproduced the expectation,
 // under which seeds, and whatever any of them broke (a property broken
 // under any seed fails the run).
-func foldSeeds(rs []report.Result, seeds []int64) report.Result {
+func foldSeeds(rs []report.Row, seeds []int64) report.Row {
 	row := rs[0]
 	row.Seeds = len(rs)
 	row.SeedsReproduced = 0
@@ -323,8 +323,8 @@ type cell struct {
 	repeaters []<-chan struct{}
 	mode      Mode
 	sc        Scenario
-	kind      workload.Kind
-	timing    Timing
+	kind      workload.LockKind
+	timing    RunTiming
 	cluster   *chaos.Cluster
 	rec       *history.Recorder
 	seed      uint64
@@ -333,20 +333,20 @@ type cell struct {
 // RunCell runs one cell on a fresh cluster and checks its history. The row
 // carries a timeline for the HTML page. The cell runs with t paced by its
 // scenario (Cell.CellTiming).
-func RunCell(ctx context.Context, c Cell, t Timing, seed int64, checkTimeout time.Duration) (report.Result, history.History, error) {
+func RunCell(ctx context.Context, c Cell, t RunTiming, seed int64, checkTimeout time.Duration) (report.Row, history.History, error) {
 	if err := t.Validate(); err != nil {
-		return report.Result{}, history.History{}, err
+		return report.Row{}, history.History{}, err
 	}
 	ct := c.CellTiming(t)
 	if err := ct.Validate(); err != nil {
-		return report.Result{}, history.History{}, fmt.Errorf("matrix: %v paced: %w", c, err)
+		return report.Row{}, history.History{}, fmt.Errorf("matrix: %v paced: %w", c, err)
 	}
 	if c.Mode.Lock == nil {
-		return report.Result{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
+		return report.Row{}, history.History{}, fmt.Errorf("matrix: mode %s has no Lock", c.Mode.ID)
 	}
 	h, stray, settings, panics, err := runCell(ctx, c, ct, c.seed(seed))
 	if err != nil {
-		return report.Result{}, h, err
+		return report.Row{}, h, err
 	}
 	if checkTimeout <= 0 {
 		checkTimeout = 5 * time.Second
@@ -425,7 +425,7 @@ func FaultEvents(h history.History, settings []string) int {
 // seed gives the same fault schedule, nemesis moves and workload choices
 // (each worker's k-th tenure has the same work and think times); the
 // interleaving still follows the machine (see TestSameSeedSamePlan).
-func ReplayCommand(c Cell, t Timing, seed int64) string {
+func ReplayCommand(c Cell, t RunTiming, seed int64) string {
 	return fmt.Sprintf("quorumlock-lab chaos --modes %s --scenarios %s --workloads %s --seed %d --duration %v --lease %v --workers %d",
 		c.Mode.ID, c.Scenario.ID, c.kind(), seed, t.Duration, t.Lease, t.Workers)
 }
@@ -439,7 +439,7 @@ func ExpectsProgress(c Cell) bool { return catalog.ExpectsProgress(c.Mode, c.Sce
 
 // judgeMore judges the cell's properties besides its claim's
 // (catalog.Judge).
-func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) report.Result {
+func judgeMore(c Cell, exp Expectation, res report.Row, rep checker.Report) report.Row {
 	return catalog.Judge(c.Mode, c.Scenario, exp, res, rep)
 }
 
@@ -447,7 +447,7 @@ func judgeMore(c Cell, exp Expectation, res report.Result, rep checker.Report) r
 // the lock keys left without expiry on the nodes once both ended, the
 // names of the faults that were the cell's whole-run setting, and the
 // panics of the library in the workers (a judged failure, not an error).
-func runCell(ctx context.Context, c Cell, t Timing, seed uint64) (history.History, []string, []string, []*workload.PanicError, error) {
+func runCell(ctx context.Context, c Cell, t RunTiming, seed uint64) (history.History, []string, []string, []*workload.PanicError, error) {
 	topo := chaos.Topology{Persistence: c.Scenario.Persistence, Backend: backendOf(ctx)}
 	if c.Mode.Group {
 		topo.Groups = 1

@@ -32,7 +32,7 @@ const MinPacedLease = catalog.MinPacedLease
 
 // CellTiming is the timing cell c runs with under the run's timing t: t
 // itself, or t paced by the scenario.
-func (c Cell) CellTiming(t Timing) Timing {
+func (c Cell) CellTiming(t RunTiming) RunTiming {
 	p := c.Scenario.Pace
 	if p == nil {
 		return t
@@ -89,8 +89,9 @@ var (
 	ClaimAbandonedExpires = catalog.ClaimAbandonedExpires
 )
 
-// Timing of a cell. Scenario schedules are laid out from it.
-type Timing struct {
+// RunTiming is the timing of a matrix run's cells (a scenario may pace
+// one: Cell.CellTiming). Scenario schedules are laid out from it.
+type RunTiming struct {
 	// Duration is how long the workers run.
 	Duration time.Duration
 	// Lease is the workload's fixed lease time (the "max TTL").
@@ -113,11 +114,11 @@ type Timing struct {
 }
 
 // Quick is the timing of `quorumlock-lab chaos --quick`.
-var Quick = Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4,
+var Quick = RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 4,
 	Work: workload.Range{Min: 2 * time.Millisecond, Max: 10 * time.Millisecond}, MinContested: QuickMinContested}
 
 // Full is the default timing.
-var Full = Timing{Duration: 8 * time.Second, Lease: 2 * time.Second, Workers: 4,
+var Full = RunTiming{Duration: 8 * time.Second, Lease: 2 * time.Second, Workers: 4,
 	Work: workload.Range{Min: 2 * time.Millisecond, Max: 20 * time.Millisecond}, MinContested: FullMinContested}
 
 // The contested acquisitions an expected-safe cell needs for a "safe"
@@ -130,7 +131,7 @@ const (
 // Validate checks that the timing leaves room for every scenario: a
 // delayed restart and a client pause outlast the lease and still end
 // before the workers stop.
-func (t Timing) Validate() error {
+func (t RunTiming) Validate() error {
 	if t.Workers < 2 {
 		return fmt.Errorf("matrix: need at least 2 workers (contention, and one on each side of a split), got %d", t.Workers)
 	}
@@ -188,7 +189,7 @@ func (c *cell) overtime() time.Duration { return 2*c.timing.Duration - c.timing.
 
 // strikeRest is the healthy time between two strikes of a series: long
 // enough for the workers to take the lock a few times.
-func (t Timing) strikeRest() time.Duration { return t.Lease / 4 }
+func (t RunTiming) strikeRest() time.Duration { return t.Lease / 4 }
 
 // holdingStrike is one strike of faults (none: only the long critical
 // section) injected while a worker holds the lock in a critical section
@@ -224,7 +225,7 @@ func (c *cell) holdingSeries(g *holdGate, next func(i int) (chaos.Fault, time.Du
 }
 
 // start is when most scenarios inject their fault.
-func (t Timing) start() time.Duration { return t.Duration / 6 }
+func (t RunTiming) start() time.Duration { return t.Duration / 6 }
 
 // lockNodes are the nodes a worker locks on: every independent master, or
 // the group's master.

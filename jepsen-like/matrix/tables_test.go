@@ -183,17 +183,17 @@ func TestSelect(t *testing.T) {
 func TestTimingValidate(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		t    Timing
+		t    RunTiming
 		ok   bool
 	}{
 		{"quick", Quick, true},
 		{"full", Full, true},
-		{"one worker", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 1}, false},
-		{"lease too short", Timing{Duration: 3 * time.Second, Lease: 10 * time.Millisecond, Workers: 4}, false},
-		{"duration too short for the lease", Timing{Duration: 2 * time.Second, Lease: time.Second, Workers: 4}, false},
+		{"one worker", RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 1}, false},
+		{"lease too short", RunTiming{Duration: 3 * time.Second, Lease: 10 * time.Millisecond, Workers: 4}, false},
+		{"duration too short for the lease", RunTiming{Duration: 2 * time.Second, Lease: time.Second, Workers: 4}, false},
 		{"the tests' attempt timeout", testTiming, true},
-		{"negative attempt timeout", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: -1}, false},
-		{"attempt timeout as long as the lease", Timing{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: time.Second}, false},
+		{"negative attempt timeout", RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: -1}, false},
+		{"attempt timeout as long as the lease", RunTiming{Duration: 3 * time.Second, Lease: time.Second, Workers: 4, AttemptTimeout: time.Second}, false},
 	} {
 		if err := tt.t.Validate(); (err == nil) != tt.ok {
 			t.Errorf("%s: Validate() = %v, want ok=%v", tt.name, err, tt.ok)
@@ -202,7 +202,7 @@ func TestTimingValidate(t *testing.T) {
 }
 
 func TestFailures(t *testing.T) {
-	m := report.Matrix{Results: []report.Result{
+	m := report.Matrix{Results: []report.Row{
 		{Mode: "a", ExpectedSafe: true, Verdict: report.Refuted},
 		{Mode: "b", ExpectedSafe: false, Verdict: report.Refuted},
 		{Mode: "c", ExpectedSafe: true, Verdict: report.Reproduced},
@@ -231,7 +231,7 @@ func cellOf(t *testing.T, mode, scenario string) Cell {
 // Token order judges fenced cells, liveness the cells that expect
 // progress; a clean row stays reproduced and says what it was judged on.
 func TestJudgeMore(t *testing.T) {
-	clean := report.Result{Property: "mutual-exclusion", Acquisitions: 100, Attempts: 100, Availability: 1, ExpectedSafe: true, Verdict: report.Reproduced}
+	clean := report.Row{Property: "mutual-exclusion", Acquisitions: 100, Attempts: 100, Availability: 1, ExpectedSafe: true, Verdict: report.Reproduced}
 	regress := checker.Report{}
 	regress.TokenOrder.Count = 3
 
@@ -267,7 +267,7 @@ func TestJudgeMore(t *testing.T) {
 	if !strings.Contains(r.Broken, "lease exclusion: 2") || !strings.Contains(r.Broken, "loss signal: 1") || r.Verdict != report.Reproduced {
 		t.Errorf("client-pause with two valid leases and a missed signal: broken %q, %s", r.Broken, r.Verdict)
 	}
-	if f := Failures(report.Matrix{Results: []report.Result{r}}); len(f) != 1 {
+	if f := Failures(report.Matrix{Results: []report.Row{r}}); len(f) != 1 {
 		t.Errorf("Failures counts %d rows, want the broken one", len(f))
 	}
 }

@@ -11,7 +11,7 @@ var List = append([]Mutant{
 		File:  "multilock/policy.go",
 		Old:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - (n/2 + 1) }",
 		New:   "func (majorityPolicy) FailedLocksLimit(n int) int { return n - 1 }",
-		Cells: []Cell{{"redlock-3", "baseline", ""}, {"redlock-5", "partition-minority", ""}},
+		Cells: []CellID{{"redlock-3", "baseline", ""}, {"redlock-5", "partition-minority", ""}},
 		CI:    true,
 	},
 	{
@@ -20,7 +20,7 @@ var List = append([]Mutant{
 		File:  "internal/node/release.lua",
 		Old:   "local v = redis.pcall('get', KEYS[1])\n",
 		New:   "redis.call('del', KEYS[1])\ndo return 1 end\nlocal v = redis.pcall('get', KEYS[1])\n",
-		Cells: []Cell{{"redlock-3", "client-pause", ""}, {"single", "client-pause", ""}},
+		Cells: []CellID{{"redlock-3", "client-pause", ""}, {"single", "client-pause", ""}},
 		CI:    true,
 	},
 	{
@@ -29,7 +29,7 @@ var List = append([]Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\tif validity <= 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
 		New:   "\tif validity < 0 {\n\t\treturn fail(ErrTooSlow)\n\t}\n",
-		Cells: []Cell{{"single", "slow-acquire", ""}, {"failover", "slow-acquire", ""}},
+		Cells: []CellID{{"single", "slow-acquire", ""}, {"failover", "slow-acquire", ""}},
 	},
 	{
 		Name:  "no-drift-allowance",
@@ -37,7 +37,7 @@ var List = append([]Mutant{
 		File:  "drift/drift.go",
 		Old:   "\treturn time.Duration(float64(ttl)*factor) + Granularity\n",
 		New:   "\treturn 0\n",
-		Cells: []Cell{{"redlock-3", "clock-rate-fast", ""}, {"single", "clock-rate-fast", ""}},
+		Cells: []CellID{{"redlock-3", "clock-rate-fast", ""}, {"single", "clock-rate-fast", ""}},
 	},
 	{
 		Name:  "watchdog-silent",
@@ -45,7 +45,7 @@ var List = append([]Mutant{
 		File:  "quorum/lease.go",
 		Old:   "func (l *Lease) end(cause error) {\n\tl.mu.Lock()\n",
 		New:   "func (l *Lease) end(cause error) {\n\tif errors.Is(cause, ErrLeaseLost) {\n\t\treturn\n\t}\n\tl.mu.Lock()\n",
-		Cells: []Cell{{"redlock-5", "holder-isolated", ""}, {"redlock-3", "holder-isolated", ""}},
+		Cells: []CellID{{"redlock-5", "holder-isolated", ""}, {"redlock-3", "holder-isolated", ""}},
 	},
 	{
 		Name:  "token-from-first-node",
@@ -53,7 +53,7 @@ var List = append([]Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\t\tif err := m.fence(ctx, maxFence, until, need); err != nil {\n\t\t\treturn fail(err)\n\t\t}\n\t\ttoken = maxFence\n",
 		New:   "\t\tfor _, o := range m.outcomes {\n\t\t\tif o.Granted {\n\t\t\t\ttoken = o.Fence\n\t\t\t\tbreak\n\t\t\t}\n\t\t}\n",
-		Cells: []Cell{{"redlock-5+fencing", "partition-minority", ""}, {"redlock-5+fencing", "random", ""}},
+		Cells: []CellID{{"redlock-5+fencing", "partition-minority", ""}, {"redlock-5+fencing", "random", ""}},
 		CI:    true,
 	},
 	{
@@ -62,7 +62,7 @@ var List = append([]Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "func (m *MultiLock) rollback() {\n",
 		New:   "func (m *MultiLock) rollback() {\n\tif true {\n\t\treturn\n\t}\n",
-		Cells: []Cell{{"redlock-5", "baseline", ""}, {"redlock-3", "baseline", ""}},
+		Cells: []CellID{{"redlock-5", "baseline", ""}, {"redlock-3", "baseline", ""}},
 	},
 	{
 		Name:  "promoted-lock-without-expiry",
@@ -70,7 +70,7 @@ var List = append([]Mutant{
 		File:  "internal/node/lock_lib.lua",
 		Old:   "  if pt <= 0 then return true end\n  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  redis.call('pexpire', KEYS[1], pt)\n",
 		New:   "  redis.call('hset', KEYS[1], owner, 1, '\\0a:' .. att, 1)\n  if pt > 0 then redis.call('pexpire', KEYS[1], pt) end\n",
-		Cells: []Cell{{"single", "expiry-race", ""}, {"redlock-3", "expiry-race", ""}},
+		Cells: []CellID{{"single", "expiry-race", ""}, {"redlock-3", "expiry-race", ""}},
 	},
 	{
 		Name:  "fence-counter-expires",
@@ -78,7 +78,7 @@ var List = append([]Mutant{
 		File:  "internal/node/acquire_lib.lua",
 		Old:   "    redis.call('pexpire', key, ARGV[4])\n    return v\n  end\n  local t = redis.call('time')\n  v = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]\n  redis.call('set', key, v, 'px', ARGV[4])\n",
 		New:   "    redis.call('pexpire', key, ARGV[2])\n    return v\n  end\n  v = 1\n  redis.call('set', key, v, 'px', ARGV[2])\n",
-		Cells: []Cell{{"redlock-5+fencing", "partition-all", ""}},
+		Cells: []CellID{{"redlock-5+fencing", "partition-all", ""}},
 	},
 	// One mutant per lock kind: each is killed by its kind's
 	// workload, judged on the property the kind promises.
@@ -88,7 +88,7 @@ var List = append([]Mutant{
 		File:  "internal/node/rw_acquire.lua",
 		Old:   "elseif ownerWrites then\n",
 		New:   "elseif ownerWrites or writers == 0 then\n",
-		Cells: []Cell{{"redlock-5+fencing", "baseline", "rw"}, {"redlock-5+fencing", "partition-minority", "rw"}},
+		Cells: []CellID{{"redlock-5+fencing", "baseline", "rw"}, {"redlock-5+fencing", "partition-minority", "rw"}},
 		CI:    true,
 	},
 	{
@@ -97,7 +97,7 @@ var List = append([]Mutant{
 		File:  "internal/node/rw_acquire.lua",
 		Old:   "if writers + readers == 0 then\n",
 		New:   "if writers + readers == 0 and ARGV[5] == 'r' then\n",
-		Cells: []Cell{{"redlock-5+fencing", "baseline", "rw"}},
+		Cells: []CellID{{"redlock-5+fencing", "baseline", "rw"}},
 		CI:    true,
 	},
 	{
@@ -106,7 +106,7 @@ var List = append([]Mutant{
 		File:  "internal/node/fair_lib.lua",
 		Old:   "  return redis.call('zrangebyscore', KEYS[2], 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\n",
 		New:   "  return redis.call('zrevrangebyscore', KEYS[2], '+inf', 0, 'WITHSCORES', 'LIMIT', 0, 1)\n",
-		Cells: []Cell{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
+		Cells: []CellID{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
 		CI:    true,
 	},
 	{
@@ -115,7 +115,7 @@ var List = append([]Mutant{
 		File:  "multilock/multilock.go",
 		Old:   "\tm.until, m.ttl = end.Add(v), ttl\n",
 		New:   "\tm.until, m.ttl = end.Add(v+2*ttl), ttl\n",
-		Cells: []Cell{{"redlock-3", "holder-isolated", "renewed"}},
+		Cells: []CellID{{"redlock-3", "holder-isolated", "renewed"}},
 		CI:    true,
 	},
 	{
@@ -127,7 +127,7 @@ var List = append([]Mutant{
 		// themselves (c.mlOpts would also fence the outer lock, which
 		// fails every grant and shows as liveness, not as the bug).
 		New:   "\treturn multilock.New(subs, append(c.mlOptsAll[:len(c.mlOptsAll):len(c.mlOptsAll)], multilock.WithPolicy(Majority))...)\n",
-		Cells: []Cell{{"redlock-5+fencing", "baseline", "all"}, {"redlock-5+fencing", "partition-minority", "all"}},
+		Cells: []CellID{{"redlock-5+fencing", "baseline", "all"}, {"redlock-5+fencing", "partition-minority", "all"}},
 		CI:    true,
 	},
 	{
@@ -136,7 +136,7 @@ var List = append([]Mutant{
 		File:  "internal/node/release_hash.lua",
 		Old:   "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n",
 		New:   "if redis.call('del', KEYS[1]) < 0 then\n",
-		Cells: []Cell{{"redlock-3", "baseline", "reentrant"}, {"redlock-3", "partition-minority", "reentrant"}},
+		Cells: []CellID{{"redlock-3", "baseline", "reentrant"}, {"redlock-3", "partition-minority", "reentrant"}},
 		CI:    true,
 	},
 	{
@@ -145,7 +145,7 @@ var List = append([]Mutant{
 		File:  "quorum/leasetimer.go",
 		Old:   "\tif q.armed.IsZero() || at.Before(q.armed) {\n",
 		New:   "\tif q.armed.IsZero() {\n",
-		Cells: []Cell{{"redlock-3", "baseline", "ttls"}},
+		Cells: []CellID{{"redlock-3", "baseline", "ttls"}},
 		CI:    true,
 	},
 	{
@@ -154,7 +154,7 @@ var List = append([]Mutant{
 		File:  "internal/node/batch.go",
 		Old:   "\t\tc.val, c.err = cmds[i].Val(), cmds[i].Err()\n",
 		New:   "\t\tc.val, c.err = cmds[len(cmds)-1-i].Val(), cmds[len(cmds)-1-i].Err()\n",
-		Cells: []Cell{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
+		Cells: []CellID{{"redlock-3", "baseline", "batched"}, {"redlock-3", "latency", "batched"}},
 		CI:    true,
 	},
 }, append(append(append(append(append(elecproofMutants, kindsciMutants...), guardMutants...), restartMutants...), electreadsMutants...), herdMutants...)...)

@@ -15,7 +15,7 @@ var electreadsMutants = []Mutant{
 		File:  "quorum/election.go",
 		Old:   "\t\tif st.Rev > info.rev {\n",
 		New:   "\t\tif info.rev == 0 {\n",
-		Cells: []Cell{{"redlock-3", "partition-minority", "election"}},
+		Cells: []CellID{{"redlock-3", "partition-minority", "election"}},
 	},
 	{
 		Name:  "proclaim-ok-below-quorum",
@@ -23,7 +23,7 @@ var electreadsMutants = []Mutant{
 		File:  "quorum/election.go",
 		Old:   "\tneed := c.need()\n\tif len(prepared) < need {\n",
 		New:   "\tneed := 0\n\tif len(prepared) < need {\n",
-		Cells: []Cell{{"redlock-3", "holder-isolated", "election"}},
+		Cells: []CellID{{"redlock-3", "holder-isolated", "election"}},
 		CI:    true,
 	},
 }

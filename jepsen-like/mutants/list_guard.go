@@ -10,7 +10,7 @@ var guardMutants = []Mutant{
 		File:  "guard/redis_set.lua",
 		Old:   "local token = tonumber(ARGV[1])\n",
 		New:   "local token = ARGV[1]\nlast = redis.call('get', KEYS[2]) or '0'\n",
-		Cells: []Cell{{"redlock-5+fencing", "baseline", "guarded"}, {"redlock-5+fencing", "client-pause", "guarded"}},
+		Cells: []CellID{{"redlock-5+fencing", "baseline", "guarded"}, {"redlock-5+fencing", "client-pause", "guarded"}},
 		CI:    true,
 	},
 	{
@@ -19,6 +19,6 @@ var guardMutants = []Mutant{
 		File:  "guard/redis_set.lua",
 		Old:   "if token < last then\n",
 		New:   "if token <= last then\n",
-		Cells: []Cell{{"redlock-5+fencing", "baseline", "guarded"}, {"redlock-5+fencing", "client-pause", "guarded"}},
+		Cells: []CellID{{"redlock-5+fencing", "baseline", "guarded"}, {"redlock-5+fencing", "client-pause", "guarded"}},
 	},
 }

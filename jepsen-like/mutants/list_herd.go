@@ -9,7 +9,7 @@ var herdMutants = []Mutant{
 		File:  "internal/node/release.lua",
 		Old:   "      if client and redis.call('publish', KEYS[1] .. ':unlock:' .. client, seq) > 0 then\n",
 		New:   "      if client then\n",
-		Cells: []Cell{{"redlock-3", "herd", ""}, {"single", "herd", ""}},
+		Cells: []CellID{{"redlock-3", "herd", ""}, {"single", "herd", ""}},
 		CI:    true,
 	},
 }

@@ -9,6 +9,6 @@ var kindsciMutants = []Mutant{
 		File:  "internal/node/fair_lib.lua",
 		Old:   "  local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now, 'LIMIT', 0, 1000)\n",
 		New:   "  local dead = redis.call('zrangebyscore', KEYS[3], '-inf', now - 3600000, 'LIMIT', 0, 1000)\n",
-		Cells: []Cell{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
+		Cells: []CellID{{"redlock-3", "baseline", "fair"}, {"redlock-3", "node-pause", "fair"}},
 	},
 }

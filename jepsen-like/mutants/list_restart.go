@@ -10,7 +10,7 @@ var restartMutants = []Mutant{
 		File:  "quorum/restart.go",
 		Old:   "\tdelay := s.delay()\n",
 		New:   "\tdelay := time.Duration(0)\n",
-		Cells: []Cell{{"redlock-3+restart", "crash-restart-nopersist", ""}, {"redlock-3+restart", "crash-restart-minority", "renewed"}},
+		Cells: []CellID{{"redlock-3+restart", "crash-restart-nopersist", ""}, {"redlock-3+restart", "crash-restart-minority", "renewed"}},
 	},
 	{
 		Name: "renewal-from-non-owner",
@@ -22,6 +22,6 @@ var restartMutants = []Mutant{
 		// A rolling restart: the holder "renews" on each restarted node
 		// in turn and believes it holds while only one node has its key;
 		// the restarted nodes then vote for another worker.
-		Cells: []Cell{{"redlock-3+restart", "crash-restart-minority", "renewed"}},
+		Cells: []CellID{{"redlock-3+restart", "crash-restart-minority", "renewed"}},
 	},
 }

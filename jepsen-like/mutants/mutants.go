@@ -31,11 +31,12 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
 
-// Cell is one mode × scenario of the matrix, running a workload (the
-// mutex workload when Workload is empty).
-type Cell struct{ Mode, Scenario, Workload string }
+// CellID names one cell of the matrix, on real processes or simulated:
+// a mode × scenario, running a workload (the mutex workload when Workload
+// is empty).
+type CellID struct{ Mode, Scenario, Workload string }
 
-func (c Cell) String() string {
+func (c CellID) String() string {
 	if c.Workload != "" && c.Workload != "mutex" {
 		return c.Mode + "/" + c.Workload + " × " + c.Scenario
 	}
@@ -43,7 +44,7 @@ func (c Cell) String() string {
 }
 
 // workload is the cell's workload as the runners name it.
-func (c Cell) workload() string {
+func (c CellID) workload() string {
 	if c.Workload == "" {
 		return "mutex"
 	}
@@ -60,7 +61,7 @@ type Mutant struct {
 	// (Old must occur exactly once).
 	File, Old, New string
 	// Cells should catch it.
-	Cells []Cell
+	Cells []CellID
 	// CI: make mutants-ci runs it (chaos --mutants --ci), in its first
 	// cell only, on real processes and in the simulation. One per lock
 	// kind and per safety feature: the first cell must kill it fast.
@@ -80,8 +81,9 @@ func (m Mutant) Apply(root string) error {
 	return os.WriteFile(p, bytes.Replace(b, []byte(m.Old), []byte(m.New), 1), 0o644)
 }
 
-// Outcome is what the cells did to one mutant (or to the control).
-type Outcome struct {
+// Trial is one mutant (or the control) put to its cells: what they did
+// to it.
+type Trial struct {
 	Mutant string
 	// Killed names the cells that caught it, with why.
 	Killed []string
@@ -97,13 +99,13 @@ type Outcome struct {
 
 // Flickers reports whether the runs of a repeated judgement disagree on
 // killed or not.
-func (o Outcome) Flickers() bool {
+func (o Trial) Flickers() bool {
 	k := o.killedRuns()
 	return k != 0 && k != len(o.Runs)
 }
 
 // killedRuns counts the runs that killed the mutant.
-func (o Outcome) killedRuns() int {
+func (o Trial) killedRuns() int {
 	k := 0
 	for _, r := range o.Runs {
 		if r != passedRun {
@@ -115,7 +117,7 @@ func (o Outcome) killedRuns() int {
 
 // sameRuns counts the runs whose verdict is word for word the first's
 // (the same cell, kill rate and trace hash).
-func (o Outcome) sameRuns() int {
+func (o Trial) sameRuns() int {
 	n := 0
 	for _, r := range o.Runs {
 		if r == o.Runs[0] {
@@ -129,7 +131,7 @@ func (o Outcome) sameRuns() int {
 const passedRun = "passed every cell"
 
 // Survived reports a mutant no cell caught.
-func (o Outcome) Survived() bool { return o.Err == nil && len(o.Killed) == 0 }
+func (o Trial) Survived() bool { return o.Err == nil && len(o.Killed) == 0 }
 
 // Options of a run.
 type Options struct {
@@ -155,7 +157,7 @@ type Options struct {
 	Workloads []string
 	// Repeat, with Sim, judges each mutant (and the control) this many
 	// times from one build, with the same seeds, and records each run's
-	// verdict (Outcome.Runs): a seed determines its run, so every run
+	// verdict (Trial.Runs): a seed determines its run, so every run
 	// must give the same verdict.
 	Repeat int
 	// Parallel is how many mutants (and control cells) are judged at
@@ -166,7 +168,7 @@ type Options struct {
 
 // Run judges every selected mutant, after the control. It returns the
 // control's outcome first, then the mutants' in list order.
-func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
+func Run(ctx context.Context, o Options, list []Mutant) ([]Trial, error) {
 	sel, err := selectMutants(list, o.Only)
 	if err != nil {
 		return nil, err
@@ -187,8 +189,8 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 		progress = io.Discard
 	}
 	progress = &lineWriter{w: progress}
-	var union []Cell
-	seen := map[Cell]bool{}
+	var union []CellID
+	seen := map[CellID]bool{}
 	for _, m := range sel {
 		for _, c := range m.Cells {
 			if !seen[c] {
@@ -209,7 +211,7 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 	}
 	start := time.Now()
 	cs := judgeAll(ctx, o, controls, par, progress)
-	control := Outcome{Mutant: "control (no mutant)", Elapsed: time.Since(start)}
+	control := Trial{Mutant: "control (no mutant)", Elapsed: time.Since(start)}
 	for _, c := range cs {
 		control.Killed = append(control.Killed, c.Killed...)
 		control.Err = errors.Join(control.Err, c.Err)
@@ -217,7 +219,7 @@ func Run(ctx context.Context, o Options, list []Mutant) ([]Outcome, error) {
 			control.Err = errors.Join(control.Err, fmt.Errorf("the control's cells %s", c.stability()))
 		}
 	}
-	out := []Outcome{control}
+	out := []Trial{control}
 	if control.Err != nil || len(control.Killed) > 0 {
 		return out, fmt.Errorf("mutants: the unmutated tree fails its cells (%v %v): the harness is not reliable, no mutant judged", control.Killed, control.Err)
 	}
@@ -238,14 +240,14 @@ func ciForm(list []Mutant) []Mutant {
 }
 
 // judgeAll judges ms, par at a time; outcomes in ms's order.
-func judgeAll(ctx context.Context, o Options, ms []Mutant, par int, progress io.Writer) []Outcome {
-	out := make([]Outcome, len(ms))
+func judgeAll(ctx context.Context, o Options, ms []Mutant, par int, progress io.Writer) []Trial {
+	out := make([]Trial, len(ms))
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	for i, m := range ms {
 		sem <- struct{}{}
 		if ctx.Err() != nil {
-			out[i] = Outcome{Mutant: m.Name, Err: ctx.Err()}
+			out[i] = Trial{Mutant: m.Name, Err: ctx.Err()}
 			<-sem
 			continue
 		}
@@ -293,7 +295,7 @@ func selectMutants(list []Mutant, only []string) ([]Mutant, error) {
 
 // judge copies the repository, applies m (the control has no File),
 // builds the lab and runs m's cells, stopping at the first kill.
-func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Outcome) {
+func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Trial) {
 	start := time.Now()
 	res.Mutant = m.Name
 	defer func() { res.Elapsed = time.Since(start) }()
@@ -342,7 +344,7 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 			}
 			continue
 		}
-		again := Outcome{Mutant: m.Name}
+		again := Trial{Mutant: m.Name}
 		judgeCells(ctx, o, m, bin, dir, &again)
 		res.Runs = append(res.Runs, runVerdict(again))
 		res.Err = errors.Join(res.Err, again.Err)
@@ -361,10 +363,10 @@ func judge(ctx context.Context, o Options, m Mutant, progress io.Writer) (res Ou
 	return res
 }
 
-// runVerdict is one run's verdict as Outcome.Runs keeps it: the
+// runVerdict is one run's verdict as Trial.Runs keeps it: the
 // killing cell and why (its kill rate, first failing seed and trace
 // hash), without the time the run took.
-func runVerdict(o Outcome) string {
+func runVerdict(o Trial) string {
 	switch {
 	case len(o.Killed) > 0:
 		return simTime.ReplaceAllString(o.Killed[0], "")
@@ -378,7 +380,7 @@ func runVerdict(o Outcome) string {
 var simTime = regexp.MustCompile(`\[sim cell [^]]*\] `)
 
 // stability says how far the runs of a repeated judgement agree.
-func (o Outcome) stability() string {
+func (o Trial) stability() string {
 	n := len(o.Runs)
 	if o.Flickers() {
 		return fmt.Sprintf("VERDICT FLICKERS: killed in %d of %d runs", o.killedRuns(), n)
@@ -390,7 +392,7 @@ func (o Outcome) stability() string {
 }
 
 // judgeCells runs m's cells in order until one kills it, into res.
-func judgeCells(ctx context.Context, o Options, m Mutant, bin, dir string, res *Outcome) {
+func judgeCells(ctx context.Context, o Options, m Mutant, bin, dir string, res *Trial) {
 	for _, c := range m.Cells {
 		var (
 			killed string
@@ -443,7 +445,7 @@ func (r row) kill() string {
 
 // runCell runs one cell; killed says why it caught the mutant ("" when
 // the cell passed).
-func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed string, err error) {
+func runCell(ctx context.Context, bin, dir string, c CellID, seed int64) (killed string, err error) {
 	js := filepath.Join(dir, "cell.json")
 	cmd := exec.CommandContext(ctx, bin, "chaos", "--quick", "--modes", c.Mode, "--scenarios", c.Scenario,
 		"--workloads", c.workload(), "--seed", fmt.Sprint(seed), "--json", js)
@@ -452,7 +454,7 @@ func runCell(ctx context.Context, bin, dir string, c Cell, seed int64) (killed s
 
 // runSimCell runs one cell in the simulation's test binary (TestCell)
 // over seeds seeds from seed; killed says why it caught the mutant.
-func runSimCell(ctx context.Context, bin, dir string, c Cell, seed int64, seeds int) (killed string, err error) {
+func runSimCell(ctx context.Context, bin, dir string, c CellID, seed int64, seeds int) (killed string, err error) {
 	if seeds <= 0 {
 		seeds = 5
 	}
@@ -628,7 +630,7 @@ func FindRoot(dir string) (string, error) {
 }
 
 // WriteTable writes the outcomes as a Markdown table.
-func WriteTable(w io.Writer, list []Mutant, outs []Outcome) {
+func WriteTable(w io.Writer, list []Mutant, outs []Trial) {
 	bug := map[string]string{}
 	for _, m := range list {
 		bug[m.Name] = m.Bug

@@ -33,8 +33,18 @@ func TestEveryMutantApplies(t *testing.T) {
 			t.Errorf("mutant %q: duplicate name, no change or no cells", m.Name)
 		}
 		names[m.Name] = true
+		// Each on the tree as it is, as a run applies one at a time (two
+		// may change the same line in different ways).
+		p := filepath.Join(dir, filepath.FromSlash(m.File))
+		orig, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := m.Apply(dir); err != nil {
 			t.Error(err)
+		}
+		if err := os.WriteFile(p, orig, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// A mutant whose text is not there is refused, not skipped.
@@ -51,7 +61,7 @@ func TestEveryMutantApplies(t *testing.T) {
 func TestWriteTableKeepsTheCell(t *testing.T) {
 	var b strings.Builder
 	long := "single × expiry-race: 10 lock keys left without expiry (" + strings.Repeat("n0:quorumlock:{race-0}, ", 20) + ")"
-	WriteTable(&b, []Mutant{{Name: "m", Bug: "a bug"}}, []Outcome{{Mutant: "m", Killed: []string{long}}})
+	WriteTable(&b, []Mutant{{Name: "m", Bug: "a bug"}}, []Trial{{Mutant: "m", Killed: []string{long}}})
 	row := ""
 	for _, l := range strings.Split(b.String(), "\n") {
 		if strings.HasPrefix(l, "| m |") {
@@ -82,7 +92,7 @@ func TestCIForm(t *testing.T) {
 			t.Errorf("no CI mutant runs the %s workload", k)
 		}
 	}
-	if n := len(ciForm([]Mutant{{Name: "x", Cells: []Cell{{"single", "baseline", ""}}}})); n != 0 {
+	if n := len(ciForm([]Mutant{{Name: "x", Cells: []CellID{{"single", "baseline", ""}}}})); n != 0 {
 		t.Errorf("ciForm kept %d unmarked mutants", n)
 	}
 }
@@ -158,12 +168,12 @@ github.com/quorumlock/quorumlock/jepsen-like/sim.Simulate(0xc0)
 // equal ones (same cell, kill rate and trace hash).
 func TestRepeatedVerdicts(t *testing.T) {
 	kill := "c: killed in 2 of 5 seeds; seed 3, trace 00000000000000aa: x"
-	steady := Outcome{Mutant: "steady", Killed: []string{"[sim cell 1s] " + kill}, Runs: []string{kill, kill, kill}}
-	moved := Outcome{Mutant: "moved", Killed: []string{kill}, Runs: []string{kill, "c: killed in 3 of 5 seeds; seed 1, trace 00000000000000bb: x"}}
-	flicker := Outcome{Mutant: "flicker", Killed: []string{kill}, Runs: []string{kill, passedRun, kill}}
-	passes := Outcome{Mutant: "passes", Runs: []string{passedRun, passedRun}}
+	steady := Trial{Mutant: "steady", Killed: []string{"[sim cell 1s] " + kill}, Runs: []string{kill, kill, kill}}
+	moved := Trial{Mutant: "moved", Killed: []string{kill}, Runs: []string{kill, "c: killed in 3 of 5 seeds; seed 1, trace 00000000000000bb: x"}}
+	flicker := Trial{Mutant: "flicker", Killed: []string{kill}, Runs: []string{kill, passedRun, kill}}
+	passes := Trial{Mutant: "passes", Runs: []string{passedRun, passedRun}}
 	for _, c := range []struct {
-		o     Outcome
+		o     Trial
 		flick bool
 		says  string
 	}{
@@ -180,7 +190,7 @@ func TestRepeatedVerdicts(t *testing.T) {
 		t.Errorf("runVerdict keeps the wall time: %q", got)
 	}
 	var b strings.Builder
-	WriteTable(&b, nil, []Outcome{flicker})
+	WriteTable(&b, nil, []Trial{flicker})
 	if !strings.Contains(b.String(), "VERDICT FLICKERS") {
 		t.Errorf("table:\n%s", b.String())
 	}

@@ -12,19 +12,19 @@ import (
 // timeline when its history lies beside it.
 func TestReadDirMergesCells(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, r Result) {
+	write := func(name string, r Row) {
 		t.Helper()
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := (Matrix{Seed: 7, Results: []Result{r}}).WriteJSON(f); err != nil {
+		if err := (Matrix{Seed: 7, Results: []Row{r}}).WriteJSON(f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("0001-0000.json", Result{Mode: "redlock-3", Scenario: "random", Replay: "second"})
-	write("0000-0000.json", Result{Mode: "single", Scenario: "baseline", Replay: "first"})
+	write("0001-0000.json", Row{Mode: "redlock-3", Scenario: "random", Replay: "second"})
+	write("0000-0000.json", Row{Mode: "single", Scenario: "baseline", Replay: "first"})
 	h := history.History{Ops: []history.Op{
 		{ID: 1, Worker: 0, Kind: history.Acquire, Invoke: 1, Complete: 2, Outcome: history.Ok},
 		{ID: 2, Worker: 0, Kind: history.Release, Invoke: 3, Complete: 4, Outcome: history.Ok, Lease: 1},

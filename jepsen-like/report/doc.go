@@ -4,7 +4,7 @@
 //
 // # Rows and verdicts
 //
-// A [Result] is one run (mode × scenario), filled from a checker.Report by
+// A [Row] is one run (mode × scenario), filled from a checker.Report by
 // [FromReport]. Each row tests a [Claim] from the literature — Kleppmann's
 // "How to do distributed locking", the Redlock spec on redis.io, antirez's
 // reply "Is Redlock safe?", Jepsen's etcd 3.4.3 lock finding — and says
@@ -24,11 +24,11 @@
 // # Formats
 //
 // [Matrix.WriteJSON] writes {"seed": …, "results": [...]} with the
-// snake_case field names of Result. [Matrix.WriteMarkdown] writes one table
+// snake_case field names of [Row]. [Matrix.WriteMarkdown] writes one table
 // row per result and the claims below it. [Matrix.WriteHTML] writes one page
 // (html/template, inline CSS and SVG, no scripts, no external assets): the
 // summary table, then per scenario each mode's verdict and, when the row has
-// a [Timeline] ([Result.WithTimeline]), a timeline: one lane per client,
+// a [Timeline] ([Row.WithTimeline]), a timeline: one lane per client,
 // tenures as bars (lighter after the lease's validity deadline), overlaps
 // between clients in red, writes as ticks (red when stale or lost, orange
 // when fenced off), nemesis fault windows as shaded bands.

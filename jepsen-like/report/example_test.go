@@ -47,7 +47,7 @@ func Example() {
 	row := report.FromReport("mutex", "no-fault", report.ClaimMajority, true, rep).WithTimeline(h)
 	fmt.Println(row.Acquisitions, row.Violations, row.LostUpdates, row.StaleAccepted, row.Linearizable, row.Verdict)
 	// The matrix: m.WriteJSON, m.WriteMarkdown, m.WriteHTML.
-	m := report.Matrix{Seed: 1, Results: []report.Result{row}}
+	m := report.Matrix{Seed: 1, Results: []report.Row{row}}
 	_ = m
 	// Output: 100 0 0 0 ok reproduced
 }

@@ -18,7 +18,7 @@ var pageTemplate = template.Must(template.New("page").Parse(pageSource))
 
 type rowView struct {
 	N int
-	Result
+	Row
 	Expected      string
 	VerdictClass  string
 	Avail         string
@@ -67,14 +67,14 @@ type gridCell struct {
 // ? too few contested acquisitions to say, ✗ expected unsafe and
 // reproduced, ○ not reproduced, ‼ a failure, n/a nothing to judge. The
 // verdict grid of docs/chaos-matrix.md uses it too.
-func GridMark(r Result) string {
+func GridMark(r Row) string {
 	sym, _ := symbol(r)
 	return sym
 }
 
 // symbol draws a row in the summary grid. "Not reproduced" (an unsafe
 // expectation without violation) is not drawn as a refutation.
-func symbol(r Result) (sym, class string) {
+func symbol(r Row) (sym, class string) {
 	switch {
 	case r.Verdict == Inconclusive:
 		return "?", "inconclusive"
@@ -99,7 +99,7 @@ func (m Matrix) WriteHTML(w io.Writer) error {
 	index := map[string]int{}
 	for i, r := range m.Results {
 		rv := rowView{
-			N: i + 1, Result: r,
+			N: i + 1, Row: r,
 			Expected:     map[bool]string{true: "safe", false: "unsafe"}[r.ExpectedSafe],
 			VerdictClass: string(r.Verdict),
 			Avail:        fmt.Sprintf("%.3f", r.Availability),
@@ -190,7 +190,7 @@ func (m Matrix) WriteHTMLFile(file string) error {
 	return f.Close()
 }
 
-func seedsNote(r Result) string {
+func seedsNote(r Row) string {
 	if k := r.SeedsCell(); k != "" {
 		return "; reproduced in " + k + " seeds"
 	}

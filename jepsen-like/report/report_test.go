@@ -95,7 +95,7 @@ func TestFromReportVerdicts(t *testing.T) {
 		h            history.History
 		claim        Claim
 		expectedSafe bool
-		want         Verdict
+		want         ClaimVerdict
 		note         string
 	}{
 		{"pause, unfenced, claim unsafe", pauseRun(false, true), ClaimPauseWithoutFencing, false, Reproduced, "1 lost updates, 1 stale writes accepted, critical-section linearizability violated"},
@@ -127,7 +127,7 @@ func TestFromReportVerdicts(t *testing.T) {
 func TestFromReportCounts(t *testing.T) {
 	rep := checker.Check(pauseRun(false, true))
 	r := FromReport("single", "pause", ClaimPauseWithoutFencing, false, rep)
-	want := Result{
+	want := Row{
 		Mode: "single", Scenario: "pause", Claim: ClaimPauseWithoutFencing.String(), Property: "data-integrity",
 		Acquisitions: 5, Attempts: 5, Failures: 0, Faults: 1,
 		Violations: 1, ValidOverlaps: 0, LostUpdates: 1, StaleAccepted: 1, StaleRejected: 0, TokenRegressions: 0,
@@ -150,7 +150,7 @@ func TestFromReportCounts(t *testing.T) {
 func sampleMatrix() Matrix {
 	unf := pauseRun(false, true)
 	fen := pauseRun(true, true)
-	return Matrix{Seed: 42, Results: []Result{
+	return Matrix{Seed: 42, Results: []Row{
 		FromReport("single", "client-pause", ClaimPauseWithoutFencing, false, checker.Check(unf)).WithTimeline(unf),
 		FromReport("redlock-5+fencing", "client-pause", ClaimFencingProtects, true, checker.Check(fen)).WithTimeline(fen),
 		FromReport("redlock-5", "no-acquisitions", ClaimMajority, true, checker.Check(failedRun())),
@@ -408,7 +408,7 @@ func TestHTML(t *testing.T) {
 }
 
 func TestHTMLEscapes(t *testing.T) {
-	m := Matrix{Results: []Result{{Mode: `<script>alert(1)</script>`, Scenario: `"><i>inj`, Verdict: Refuted}}}
+	m := Matrix{Results: []Row{{Mode: `<script>alert(1)</script>`, Scenario: `"><i>inj`, Verdict: Refuted}}}
 	var buf bytes.Buffer
 	if err := m.WriteHTML(&buf); err != nil {
 		t.Fatal(err)
@@ -439,7 +439,7 @@ func TestNiceStep(t *testing.T) {
 
 // WriteHTMLFile puts each timeline in a file of its own, loaded lazily.
 func TestHTMLFileTimelinesApart(t *testing.T) {
-	m := Matrix{Seed: 1, Results: []Result{{Mode: "single", Scenario: "baseline", Verdict: Reproduced, ExpectedSafe: true,
+	m := Matrix{Seed: 1, Results: []Row{{Mode: "single", Scenario: "baseline", Verdict: Reproduced, ExpectedSafe: true,
 		Timeline: NewTimeline(history.History{Ops: []history.Op{
 			{ID: 1, Worker: 0, Kind: history.Acquire, Invoke: 1, Complete: 2, Outcome: history.Ok},
 			{ID: 2, Worker: 0, Kind: history.Release, Invoke: 3, Complete: 4, Outcome: history.Ok, Lease: 1},

@@ -10,31 +10,31 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
-// Verdict says what one row's run did to the claim it tested.
-type Verdict string
+// ClaimVerdict says what one row's run did to the claim it tested.
+type ClaimVerdict string
 
 const (
 	// Reproduced: the run behaved as the claim predicts — violations seen
 	// where the claim says the configuration is unsafe, none where it says
 	// it is safe.
-	Reproduced Verdict = "reproduced"
+	Reproduced ClaimVerdict = "reproduced"
 	// Refuted: the run contradicted the prediction — violations where the
 	// claim says safe, or none where it says unsafe (for an unsafe claim
 	// this means "not reproduced by this run": the faults may have been too
 	// weak or too short).
-	Refuted Verdict = "refuted"
+	Refuted ClaimVerdict = "refuted"
 	// NotApplicable: the run cannot speak to the claim — no successful
 	// acquisition, an invalid history, or the relevant checks undecided.
-	NotApplicable Verdict = "not-applicable"
+	NotApplicable ClaimVerdict = "not-applicable"
 	// Inconclusive: expected safe and no violation, but too few contested
 	// acquisitions (attempts made while a fault was in effect and another
 	// client held a valid lease) to call it safe.
-	Inconclusive Verdict = "inconclusive"
+	Inconclusive ClaimVerdict = "inconclusive"
 )
 
-// Result is one row of the matrix: one mode × one scenario. The JSON field
+// Row is one row of the matrix: one mode × one scenario. The JSON field
 // names are part of the report's format.
-type Result struct {
+type Row struct {
 	Mode     string `json:"mode"`
 	Scenario string `json:"scenario"`
 	// Claim is the statement tested, naming its source in the literature.
@@ -112,8 +112,8 @@ type Result struct {
 	WritesAfterSignal int    `json:"writes_after_signal"`
 
 	// ExpectedSafe is what the claim predicts for this mode and scenario.
-	ExpectedSafe bool    `json:"expected_safe"`
-	Verdict      Verdict `json:"verdict"`
+	ExpectedSafe bool         `json:"expected_safe"`
+	Verdict      ClaimVerdict `json:"verdict"`
 	// VerdictNote explains the verdict with counts.
 	VerdictNote string `json:"verdict_note"`
 
@@ -123,12 +123,12 @@ type Result struct {
 
 // FromReport fills a row from a checker report: the counts, the latency,
 // and the verdict on the claim given what it expects.
-func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker.Report) Result {
+func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker.Report) Row {
 	prop := claim.Property
 	if prop == "" {
 		prop = checker.Safety
 	}
-	res := Result{
+	res := Row{
 		Mode:              mode,
 		Scenario:          scenario,
 		Claim:             claim.String(),
@@ -159,7 +159,7 @@ func FromReport(mode, scenario string, claim Claim, expectedSafe bool, r checker
 
 // SeedsCell is "k/n" for a row run over several seeds (the seeds that
 // reproduced its expectation of n), "" otherwise.
-func (r Result) SeedsCell() string {
+func (r Row) SeedsCell() string {
 	if r.Seeds <= 1 {
 		return ""
 	}
@@ -169,7 +169,7 @@ func (r Result) SeedsCell() string {
 // WithExpiry returns r with the lock keys the run left without expiry
 // counted; any turns the verdict to refuted (a lock that never frees itself
 // is a bug in every configuration).
-func (r Result) WithExpiry(keys []string) Result {
+func (r Row) WithExpiry(keys []string) Row {
 	r.KeysWithoutExpiry = len(keys)
 	if len(keys) > 0 {
 		r.Verdict = Refuted
@@ -180,7 +180,7 @@ func (r Result) WithExpiry(keys []string) Result {
 
 // WithTimeline returns r with a timeline of the history it was checked on,
 // for the HTML page.
-func (r Result) WithTimeline(h history.History) Result {
+func (r Row) WithTimeline(h history.History) Row {
 	r.Timeline = NewTimeline(h)
 	return r
 }
@@ -198,7 +198,7 @@ func combine(vs ...checker.Verdict) checker.Verdict {
 	return out
 }
 
-func judge(expectedSafe bool, p checker.Property, r checker.Report) (Verdict, string) {
+func judge(expectedSafe bool, p checker.Property, r checker.Report) (ClaimVerdict, string) {
 	if r.HistoryError != "" {
 		return NotApplicable, "invalid history: " + r.HistoryError
 	}
@@ -225,8 +225,8 @@ func judge(expectedSafe bool, p checker.Property, r checker.Report) (Verdict, st
 // Matrix is the report of a run of modes × scenarios.
 type Matrix struct {
 	// Seed made the run's random choices (fault timing, worker delays).
-	Seed    int64    `json:"seed"`
-	Results []Result `json:"results"`
+	Seed    int64 `json:"seed"`
+	Results []Row `json:"results"`
 
 	svgDir string // WriteHTMLFile: where the timelines are
 }
@@ -234,7 +234,7 @@ type Matrix struct {
 // WriteJSON writes the matrix as indented JSON: {"seed": …, "results": […]}.
 func (m Matrix) WriteJSON(w io.Writer) error {
 	if m.Results == nil {
-		m.Results = []Result{}
+		m.Results = []Row{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

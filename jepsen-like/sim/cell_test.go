@@ -46,7 +46,7 @@ type row struct {
 }
 
 // ReplayCommand is the command that runs c again.
-func ReplayCommand(c Cell) string {
+func ReplayCommand(c CellRun) string {
 	s := fmt.Sprintf("go test ./jepsen-like/sim -run '^TestCell$' -sim.mode=%s -sim.scenario=%s -sim.workload=%s -sim.seed=%d -sim.seeds=1 -sim.duration=%v",
 		c.Mode.ID, c.Scenario, c.kind(), c.Seed, c.timing().Duration)
 	if c.plantUntil != 0 {
@@ -86,8 +86,8 @@ func TestCell(t *testing.T) {
 		}
 	}()
 	for i := range *flagSeeds {
-		c := Cell{Mode: m, Scenario: *flagScenario, Seed: *flagSeed + uint64(i), Faults: faults,
-			Timing: Timing{Duration: *flagDuration}, Workload: workload.Kind(*flagWorkload), plantUntil: *flagPlant}
+		c := CellRun{Mode: m, Scenario: *flagScenario, Seed: *flagSeed + uint64(i), Faults: faults,
+			Timing: Timing{Duration: *flagDuration}, Workload: workload.LockKind(*flagWorkload), plantUntil: *flagPlant}
 		start := time.Now()
 		v := Run(t, c)
 		r := rowOf(c, v, time.Since(start))
@@ -120,14 +120,14 @@ func TestCell(t *testing.T) {
 
 // writeReport writes run v of c as the matrix's report row (with the
 // replay and its trace hash) to base.json and its history beside it.
-func writeReport(base string, c Cell, v Verdict, replay string) error {
+func writeReport(base string, c CellRun, v Judgement, replay string) error {
 	res := v.Result
 	res.Replay = replay
 	f, err := os.Create(base + ".json")
 	if err != nil {
 		return err
 	}
-	if err := (report.Matrix{Seed: int64(c.Seed), Results: []report.Result{res}}).WriteJSON(f); err != nil {
+	if err := (report.Matrix{Seed: int64(c.Seed), Results: []report.Row{res}}).WriteJSON(f); err != nil {
 		_ = f.Close()
 		return err
 	}
@@ -137,7 +137,7 @@ func writeReport(base string, c Cell, v Verdict, replay string) error {
 	return v.History.Save(base + report.HistorySuffix)
 }
 
-func rowOf(c Cell, v Verdict, wall time.Duration) row {
+func rowOf(c CellRun, v Judgement, wall time.Duration) row {
 	return row{Mode: c.modeName(), Scenario: c.Scenario, Seed: c.Seed, ExpectedSafe: v.Result.ExpectedSafe,
 		Verdict: string(v.Result.Verdict), VerdictNote: v.Result.VerdictNote, KeysWithoutExpiry: len(v.Stray),
 		Broken: v.Result.Broken, Acquisitions: v.Report.Acquires.Ok, Contested: v.Report.Contested,

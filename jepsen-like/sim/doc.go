@@ -65,14 +65,14 @@
 //
 // # Seeds, replay, shrinking
 //
-// A Cell is a mode, a scenario and a seed. The seed fixes the fault list
+// A CellRun is a mode, a scenario and a seed. The seed fixes the fault list
 // (the catalog scenario's Faults), the network's jitter, the workload's
 // work and think times, and each lock client's id and retry jitter
 // (internal/seeded; its label is its worker's name, not host:pid).
 // A failing run prints its seed and the command that replays it
 // (ReplayCommand), and Shrink drops faults while the run still fails.
 //
-// Every run has a trace hash (Outcome.Trace, TraceHash): every message a
+// Every run has a trace hash (CellResult.Trace, TraceHash): every message a
 // link delivers, every client command a node runs, every dial the network
 // refuses (go-redis retries it later: nothing else would show it), and
 // the history (each lock call's return, each fault edge), with virtual

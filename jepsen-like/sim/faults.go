@@ -8,8 +8,8 @@ import (
 
 // The simulation runs the catalog's abstract fault plans as they are.
 type (
-	// Kind is catalog.Kind.
-	Kind = catalog.Kind
+	// FaultKind is catalog.FaultKind.
+	FaultKind = catalog.FaultKind
 	// Fault is catalog.Fault.
 	Fault = catalog.Fault
 	// Timing is catalog.Timing, in virtual time.

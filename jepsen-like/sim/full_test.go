@@ -58,7 +58,7 @@ func TestUnsafeReproduction(t *testing.T) {
 					t.Run(strconv.Itoa(w), func(t *testing.T) {
 						t.Parallel()
 						for s := w; s < n; s += 2 {
-							c := Cell{Mode: mode(t, uc.mode), Scenario: uc.scenario, Seed: uint64(1000 + s), Timing: Timing{Duration: 4 * time.Second}}
+							c := CellRun{Mode: mode(t, uc.mode), Scenario: uc.scenario, Seed: uint64(1000 + s), Timing: Timing{Duration: 4 * time.Second}}
 							v := Run(t, c)
 							acq.Add(int64(v.Report.Acquires.Ok))
 							contested.Add(int64(v.Report.Contested))
@@ -109,7 +109,7 @@ func TestThroughput(t *testing.T) {
 					t.Run(strconv.Itoa(w), func(t *testing.T) {
 						t.Parallel()
 						for s := uint64(w); time.Since(start) < budget; s += 2 {
-							c := Cell{Mode: mode(t, m), Scenario: "random", Seed: 5000 + s}
+							c := CellRun{Mode: mode(t, m), Scenario: "random", Seed: 5000 + s}
 							v := Run(t, c)
 							if v.Bug() {
 								t.Errorf("%v\nreplay: %s", v, ReplayCommand(c))
@@ -170,7 +170,7 @@ func TestSoak(t *testing.T) {
 			t.Run(strconv.Itoa(w), func(t *testing.T) {
 				t.Parallel()
 				for s := uint64(w); acq.Load() < target && time.Since(start) < budget; s += 2 {
-					c := Cell{Mode: mode(t, "redlock-5"), Scenario: "minority", Seed: 9000 + s, Timing: Timing{Duration: 30 * time.Second}}
+					c := CellRun{Mode: mode(t, "redlock-5"), Scenario: "minority", Seed: 9000 + s, Timing: Timing{Duration: 30 * time.Second}}
 					v := Run(t, c)
 					if v.Bug() {
 						t.Errorf("%v\nreplay: %s", v, ReplayCommand(c))

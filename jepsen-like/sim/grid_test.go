@@ -45,7 +45,7 @@ func TestGrid(t *testing.T) {
 				b.WriteString(" – |")
 				continue
 			}
-			v := Run(t, Cell{Mode: m, Scenario: sc.ID, Seed: *flagSeed, Timing: Timing{Duration: d}})
+			v := Run(t, CellRun{Mode: m, Scenario: sc.ID, Seed: *flagSeed, Timing: Timing{Duration: d}})
 			t.Log(v)
 			b.WriteString(" " + gridMark(v) + " |")
 		}
@@ -58,7 +58,7 @@ func TestGrid(t *testing.T) {
 }
 
 // gridMark is a cell in the notation of docs/chaos-matrix.md.
-func gridMark(v Verdict) string {
+func gridMark(v Judgement) string {
 	r := v.Report
 	switch {
 	case v.Bug():

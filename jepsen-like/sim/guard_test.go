@@ -19,7 +19,7 @@ func TestGuardedTokensCrossDigitBoundary(t *testing.T) {
 	for _, sc := range []string{"baseline", "client-pause"} {
 		t.Run(sc, func(t *testing.T) {
 			t.Parallel()
-			c := Cell{Mode: mode(t, "redlock-5+fencing"), Scenario: sc, Seed: 4, Workload: workload.Guarded,
+			c := CellRun{Mode: mode(t, "redlock-5+fencing"), Scenario: sc, Seed: 4, Workload: workload.Guarded,
 				Timing: Timing{Duration: 5 * time.Second}}
 			v := Run(t, c)
 			t.Log(v)

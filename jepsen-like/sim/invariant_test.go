@@ -14,7 +14,7 @@ func TestInvariant(t *testing.T) {
 	for _, id := range []string{"redlock-3", "multilock-3", "single"} {
 		t.Run(id, func(t *testing.T) {
 			t.Parallel()
-			c := Cell{Mode: mode(t, id), Scenario: "random", Seed: 11, Timing: Timing{Duration: 4 * time.Second}}
+			c := CellRun{Mode: mode(t, id), Scenario: "random", Seed: 11, Timing: Timing{Duration: 4 * time.Second}}
 			clean := Run(t, c)
 			if clean.Invariant.Checks == 0 || clean.Invariant.Violations > 0 || clean.Bug() {
 				t.Fatalf("clean run: %+v; %v", clean.Invariant, clean)

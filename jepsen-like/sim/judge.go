@@ -12,12 +12,12 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
-// Verdict is a simulated run checked and judged as the matrix judges a
+// Judgement is a simulated run checked and judged as the matrix judges a
 // cell on real processes.
-type Verdict struct {
-	Outcome
+type Judgement struct {
+	CellResult
 	Report checker.Report
-	Result report.Result
+	Result report.Row
 	// Check is the wall time the checker took.
 	Check time.Duration
 	seed  uint64
@@ -26,17 +26,17 @@ type Verdict struct {
 // Bug reports what the matrix fails a run for: a cell expected safe that
 // showed a violation, lock keys left without expiry, or a broken property
 // (a lease taken over without its holder being told, lost liveness).
-func (v Verdict) Bug() bool {
+func (v Judgement) Bug() bool {
 	return (v.Result.ExpectedSafe && v.Result.Verdict == report.Refuted) || len(v.Stray) > 0 || v.Result.Broken != ""
 }
 
 // Reproduced reports whether a cell expected unsafe showed the violation
 // its claim predicts.
-func (v Verdict) Reproduced() bool {
+func (v Judgement) Reproduced() bool {
 	return !v.Result.ExpectedSafe && v.Result.Verdict == report.Reproduced
 }
 
-func (v Verdict) String() string {
+func (v Judgement) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s × %s seed %d: %s — %s", v.Result.Mode, v.Result.Scenario, v.seed, v.Result.Verdict, v.Result.VerdictNote)
 	if v.Result.Broken != "" {
@@ -56,10 +56,10 @@ func Scenario(id string) (catalog.Scenario, bool) {
 }
 
 // Run simulates c in a testing/synctest bubble of t and judges it.
-func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
+func Run(t *testing.T, c CellRun, opts ...checker.Option) Judgement {
 	t.Helper()
 	var (
-		out Outcome
+		out CellResult
 		err error
 	)
 	synctest.Test(t, func(t *testing.T) { out, err = Simulate(c) })
@@ -71,7 +71,7 @@ func Run(t *testing.T, c Cell, opts ...checker.Option) Verdict {
 
 // Judge checks a run's history with jepsen-like/checker and judges it as
 // the matrix does (catalog.Judge).
-func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
+func Judge(c CellRun, out CellResult, opts ...checker.Option) Judgement {
 	sc, ok := Scenario(c.Scenario)
 	if !ok {
 		sc = catalog.Scenario{ID: c.Scenario, Expect: func(catalog.Mode) catalog.Expectation {
@@ -94,14 +94,14 @@ func Judge(c Cell, out Outcome, opts ...checker.Option) Verdict {
 		res = catalog.JudgeWorkload(w, c.Mode, sc, exp, res, rep)
 	}
 	res = catalog.JudgePanics(res, out.Panics)
-	return Verdict{Outcome: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
+	return Judgement{CellResult: out, Report: rep, Result: res, Check: time.Since(start), seed: c.Seed}
 }
 
 // judgeInvariant adds the RedLock invariant to a run's judgement where
 // lease exclusion is judged (a cell expected safe, or one whose faults
 // strike clients only): a violation is a broken property, and refutes a
 // cell expected safe.
-func judgeInvariant(sc catalog.Scenario, exp catalog.Expectation, res report.Result, inv Invariant) report.Result {
+func judgeInvariant(sc catalog.Scenario, exp catalog.Expectation, res report.Row, inv Invariant) report.Row {
 	if !exp.Safe && !sc.LeasesHold {
 		return res
 	}

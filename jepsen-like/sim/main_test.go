@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/quorum/observe"
 )
 
 // Every run's goroutines live in its synctest bubble, which fails the test
@@ -22,7 +22,7 @@ import (
 // marking and assists took about a tenth of the CPU in a profile of
 // TestThroughput (redlock-3 × random).
 func TestMain(m *testing.M) {
-	redis.SetLogger(quorum.RedisLogger{})
+	redis.SetLogger(observe.RedisLogger{})
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}

@@ -32,7 +32,7 @@ func (p panicking) Lock(ctx context.Context) (workload.Lease, error) {
 // with the panic's message; a panic of the harness leaves it unjudged
 // (an error).
 func TestPanicFailsRun(t *testing.T) {
-	c := Cell{Mode: mode(t, "redlock-3"), Scenario: "baseline", Seed: 1, Timing: Timing{Duration: time.Second}}
+	c := CellRun{Mode: mode(t, "redlock-3"), Scenario: "baseline", Seed: 1, Timing: Timing{Duration: time.Second}}
 	c.Mode.Lock = func(catalog.LockParams) (workload.Locker, func() error, error) { return panicking{}, nil, nil }
 	v := Run(t, c)
 	if !v.Bug() || !strings.Contains(v.Result.Broken, "panic: workload: worker 0 panicked") || !strings.Contains(v.Result.Broken, "quorumlock/quorum.(*Mutex)") {

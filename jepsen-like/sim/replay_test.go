@@ -47,7 +47,7 @@ func TestReplaySameTrace(t *testing.T) {
 		differ []string
 	)
 	t.Run("cells", func(t *testing.T) {
-		eachQuickCell(t, 2*time.Second, func(t *testing.T, name string, c Cell) {
+		eachQuickCell(t, 2*time.Second, func(t *testing.T, name string, c CellRun) {
 			first, second := runCellProcess(t, c), runCellProcess(t, c)
 			mu.Lock()
 			defer mu.Unlock()
@@ -71,7 +71,7 @@ func TestReplaySameTrace(t *testing.T) {
 
 // runCellProcess runs c as TestCell in a process of its own (this test
 // binary) and returns its row.
-func runCellProcess(t *testing.T, c Cell) row {
+func runCellProcess(t *testing.T, c CellRun) row {
 	t.Helper()
 	r, _ := runTestCell(t, "-sim.mode", c.Mode.ID, "-sim.scenario", c.Scenario,
 		"-sim.workload", string(c.kind()), "-sim.seed", fmt.Sprint(c.Seed), "-sim.seeds", "1",

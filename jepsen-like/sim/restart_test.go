@@ -72,7 +72,7 @@ func TestRestartDetection(t *testing.T) {
 	}
 	reproduced := 0
 	for seed := uint64(1); seed <= 3; seed++ {
-		c := Cell{Mode: plain, Scenario: "crash-restart-nopersist", Seed: seed, Timing: Timing{Duration: 6 * time.Second}}
+		c := CellRun{Mode: plain, Scenario: "crash-restart-nopersist", Seed: seed, Timing: Timing{Duration: 6 * time.Second}}
 		if v := Run(t, c); v.Reproduced() {
 			reproduced++
 		}

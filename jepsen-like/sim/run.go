@@ -22,8 +22,8 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// Cell is one simulated run: a catalog mode under a scenario's faults.
-type Cell struct {
+// CellRun is one simulated run: a catalog mode under a scenario's faults.
+type CellRun struct {
 	Mode     catalog.Mode
 	Scenario string // a scenario id of the catalog (Scenarios)
 	Seed     uint64
@@ -38,11 +38,11 @@ type Cell struct {
 	plantUntil time.Duration
 	// Workload is the lock kind the workers take (workload.Mutex when
 	// empty).
-	Workload workload.Kind
+	Workload workload.LockKind
 }
 
 // kind is the cell's workload driver.
-func (c Cell) kind() workload.Kind {
+func (c CellRun) kind() workload.LockKind {
 	if c.Workload == "" {
 		return workload.Mutex
 	}
@@ -51,7 +51,7 @@ func (c Cell) kind() workload.Kind {
 
 // modeName is the mode as rows show it: with the workload when it is not
 // the mutex workload (as the matrix names it).
-func (c Cell) modeName() string {
+func (c CellRun) modeName() string {
 	if k := c.kind(); k != workload.Mutex {
 		return c.Mode.ID + "/" + string(k)
 	}
@@ -59,7 +59,7 @@ func (c Cell) modeName() string {
 }
 
 // Faults returns the cell's fault list: its own, or the plan's from the seed.
-func (c Cell) PlannedFaults() ([]Fault, error) {
+func (c CellRun) PlannedFaults() ([]Fault, error) {
 	if c.Faults != nil {
 		return c.Faults, nil
 	}
@@ -74,7 +74,7 @@ func (c Cell) PlannedFaults() ([]Fault, error) {
 	return s.Faults(c.Mode, c.timing(), rand.New(rand.NewPCG(c.Seed, 0x706c616e))), nil
 }
 
-func (c Cell) timing() Timing {
+func (c CellRun) timing() Timing {
 	t := c.Timing
 	if t.Workers <= 0 {
 		t.Workers = DefaultTiming.Workers
@@ -88,8 +88,8 @@ func (c Cell) timing() Timing {
 	return t
 }
 
-// Outcome is what one simulated run produced.
-type Outcome struct {
+// CellResult is what one simulated run produced.
+type CellResult struct {
 	History history.History
 	Faults  []Fault
 	// Stray are lock keys left without expiry on some node at the end.
@@ -108,7 +108,7 @@ type Outcome struct {
 
 // env is a running simulation.
 type env struct {
-	c      Cell
+	c      CellRun
 	t      Timing
 	nw     *Net
 	nodes  []*Node // independent masters
@@ -160,12 +160,12 @@ func (e *env) addrs(w int, split bool) []string {
 
 // Simulate runs c. It must be called inside a testing/synctest bubble
 // (every timer of the run is then virtual); Run does that.
-func Simulate(c Cell) (Outcome, error) {
+func Simulate(c CellRun) (CellResult, error) {
 	start := time.Now()
 	t := c.timing()
 	faults, err := c.PlannedFaults()
 	if err != nil {
-		return Outcome{}, err
+		return CellResult{}, err
 	}
 	clock := newStampClock()
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(clock)}
@@ -226,14 +226,14 @@ func Simulate(c Cell) (Outcome, error) {
 		res = resource.NewUnfenced(e.rec)
 	}
 	if err := e.presetFences(); err != nil {
-		return Outcome{}, err
+		return CellResult{}, err
 	}
 	var workers []workload.Worker
 	for w := range c.kind().Clients(t.Workers) {
 		l, err := e.locker(w, "sim", e.addrs(w, split), watchdog, true)
 		if err != nil {
 			e.closeAll()
-			return Outcome{}, err
+			return CellResult{}, err
 		}
 		workers = append(workers, workload.Worker{ID: w, Locker: l, Gate: e.gates.For(w)})
 	}
@@ -273,7 +273,7 @@ func Simulate(c Cell) (Outcome, error) {
 	// time: free) so the bubble ends with no goroutine left.
 	time.Sleep(2 * time.Second)
 	h := e.rec.History()
-	return Outcome{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock), Panics: panics}, err
+	return CellResult{History: h, Faults: faults, Stray: stray, Wall: time.Since(start), Invariant: e.watch.result(), Trace: e.nw.trace.sum(h, clock), Panics: panics}, err
 }
 
 // locker builds one lock client for worker (or helper) name over addrs.

@@ -6,11 +6,11 @@ import (
 )
 
 // Shrink looks for a smallest sub-list of faults under which c still
-// fails (Verdict.Bug): it drops one fault at a time and keeps every drop
+// fails (Judgement.Bug): it drops one fault at a time and keeps every drop
 // after which the run still fails, until no single fault can go (a local
 // minimum, as delta debugging's last stage). Each try is a full run with
 // c's seed; the workers' random choices stay those of the seed.
-func Shrink(t *testing.T, c Cell, faults []Fault) []Fault {
+func Shrink(t *testing.T, c CellRun, faults []Fault) []Fault {
 	t.Helper()
 	cur := slices.Clone(faults)
 	for changed := true; changed && len(cur) > 1; {

@@ -31,7 +31,7 @@ func mode(t *testing.T, id string) catalog.Mode {
 // ones must show their violation (the checker must be able to fail).
 var quickCells = []struct {
 	mode, scenario string
-	workload       workload.Kind
+	workload       workload.LockKind
 }{
 	{"redlock-3", "baseline", ""},
 	{"redlock-5", "partition-minority", ""},
@@ -74,7 +74,7 @@ var quickCells = []struct {
 
 // eachQuickCell runs f on every quick cell, d of virtual time with seed
 // -sim.seed, in parallel subtests named after the cells.
-func eachQuickCell(t *testing.T, d time.Duration, f func(t *testing.T, name string, c Cell)) {
+func eachQuickCell(t *testing.T, d time.Duration, f func(t *testing.T, name string, c CellRun)) {
 	for _, qc := range quickCells {
 		name := qc.mode + "/" + qc.scenario
 		if qc.workload != "" {
@@ -82,13 +82,13 @@ func eachQuickCell(t *testing.T, d time.Duration, f func(t *testing.T, name stri
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f(t, name, Cell{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: d}, Workload: qc.workload})
+			f(t, name, CellRun{Mode: mode(t, qc.mode), Scenario: qc.scenario, Seed: *flagSeed, Timing: Timing{Duration: d}, Workload: qc.workload})
 		})
 	}
 }
 
 func TestQuickCells(t *testing.T) {
-	eachQuickCell(t, 4*time.Second, func(t *testing.T, _ string, c Cell) {
+	eachQuickCell(t, 4*time.Second, func(t *testing.T, _ string, c CellRun) {
 		v := Run(t, c)
 		t.Log(v)
 		if v.Report.Acquires.Ok == 0 {
@@ -117,7 +117,7 @@ func TestSurvey(t *testing.T) {
 				continue
 			}
 			start := time.Now()
-			v := Run(t, Cell{Mode: mode(t, m), Scenario: s, Seed: *flagSeed, Timing: Timing{Duration: 10 * time.Second}})
+			v := Run(t, CellRun{Mode: mode(t, m), Scenario: s, Seed: *flagSeed, Timing: Timing{Duration: 10 * time.Second}})
 			t.Logf("%v [%v]", v, time.Since(start).Round(time.Millisecond))
 		}
 	}

@@ -17,7 +17,7 @@ func TestLostWakeups(t *testing.T) {
 	for _, id := range []string{"single", "redlock-3"} {
 		t.Run(id, func(t *testing.T) {
 			t.Parallel()
-			c := Cell{Mode: mode(t, id), Scenario: "lost-wakeups", Seed: 3, Timing: Timing{Duration: 10 * time.Second}}
+			c := CellRun{Mode: mode(t, id), Scenario: "lost-wakeups", Seed: 3, Timing: Timing{Duration: 10 * time.Second}}
 			v := Run(t, c)
 			t.Log(v)
 			if v.Bug() || v.Report.Wakeups.Verdict != checker.Ok || v.Result.Property != string(checker.FreeLockTaken) {

@@ -70,7 +70,7 @@ func ProclaimValue(worker int, term int64, k int) string {
 
 // electionLocker campaigns in one quorum.Election: Lock is Campaign,
 // TryLock is TryCampaign, and the Lease is the Term (its number is the
-// token, Done its end, Unlock its Resign). The worker's value is its name.
+// token, Done its end, Unlock resigns it). The worker's value is its name.
 type electionLocker struct {
 	e     *quorum.Election
 	value string
@@ -133,8 +133,8 @@ func (l electionLocker) Observe(ctx context.Context) <-chan Observation {
 			if n > lag {
 				o.From = ready[0]
 			}
-			if !ch.NoLeader {
-				o.Term, o.Value = uint64(max(ch.Leader.Token, 0)), ch.Leader.Value
+			if ch != (quorum.LeaderInfo{}) {
+				o.Term, o.Value = uint64(max(ch.Token, 0)), ch.Value
 			}
 			select {
 			case out <- o:
@@ -161,7 +161,7 @@ func wrapTerm(t *quorum.Term, err error) (Lease, error) {
 // holds.
 type termLease struct{ t *quorum.Term }
 
-func (l termLease) Unlock(ctx context.Context) error { return l.t.Resign(ctx) }
+func (l termLease) Unlock(ctx context.Context) error { return l.t.Unlock(ctx) }
 func (l termLease) Token() int64                     { return l.t.Token() }
 func (l termLease) Until() time.Time                 { return l.t.Until() }
 func (l termLease) Done() <-chan struct{}            { return l.t.Done() }

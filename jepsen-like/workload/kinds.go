@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
-	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -42,48 +42,48 @@ type Fanout interface {
 	Caller(i int) Locker
 }
 
-// Kind is a workload: which lock of the library the workers take and how.
-type Kind string
+// LockKind is a workload: which lock of the library the workers take and how.
+type LockKind string
 
 // The workloads, one per lock kind the library sells.
 const (
 	// Mutex: every worker takes one quorum.Mutex with a fixed lease.
-	Mutex Kind = "mutex"
+	Mutex LockKind = "mutex"
 	// RW: one quorum.RWMutex; even workers write, odd workers read.
-	RW Kind = "rw"
+	RW LockKind = "rw"
 	// Fair: one quorum.FairMutex with a fixed lease; worker 0 leaves a
 	// waiter that dies in line first (DyingWaiter).
-	Fair Kind = "fair"
+	Fair LockKind = "fair"
 	// Renewed: one quorum.Mutex whose leases the watchdog renews (no
 	// lease time); a worker stops writing when Done closes.
-	Renewed Kind = "renewed"
+	Renewed LockKind = "renewed"
 	// All: quorum.MutexAll over the overlapping sets {a,b,c}, {c},
 	// {a,b,c}, {a} (worker w takes set w mod 4; a one-name set is a plain
 	// Mutex through MutexAll).
-	All Kind = "all"
+	All LockKind = "all"
 	// Reentrant: each worker is an owner (WithOwner); its Lock takes the
 	// lock, takes it again and gives the inner hold back, so its critical
 	// section runs under the outer hold alone.
-	Reentrant Kind = "reentrant"
+	Reentrant LockKind = "reentrant"
 	// Batched: BatchCallers goroutines share each lock client (its
 	// pipelines carry several callers' commands); even callers take the
 	// shared name and write the resource, odd ones a name of their own.
-	Batched Kind = "batched"
+	Batched LockKind = "batched"
 	// Election: every worker campaigns in one quorum.Election (Campaign,
 	// or TryCampaign), acts as leader — writes the resource with its term
 	// number — while its term holds, then resigns; every worker also
 	// follows the election with Observe.
-	Election Kind = "election"
+	Election LockKind = "election"
 	// TTLs: leases of different lifetimes held at once by one client,
 	// whose one timer serves them all: each worker keeps a long fixed
 	// lease on a name of its own (TTLsLong) and takes watchdog leases of a
 	// short TTL (TTLsShort) on the shared name, working past that TTL, so
 	// a renewal the timer serves late loses the lock to the next holder.
-	TTLs Kind = "ttls"
+	TTLs LockKind = "ttls"
 	// Guarded: one quorum.Mutex with a fixed lease, as Mutex; holders also
 	// write through the project's Redis guard (Config.Guard) with their
 	// token, twice per tenure.
-	Guarded Kind = "guarded"
+	Guarded LockKind = "guarded"
 )
 
 // BatchCallers is the number of goroutines per client of the batched
@@ -92,7 +92,7 @@ const BatchCallers = 8
 
 // KindInfo describes a workload for listings.
 type KindInfo struct {
-	Kind    Kind
+	Kind    LockKind
 	Summary string
 	// Property is the checker property the workload adds to exclusion
 	// ("" when exclusion and data integrity are all it promises).
@@ -115,17 +115,17 @@ var Kinds = []KindInfo{
 
 // ParseKinds parses a comma-separated list of workloads ("" or "all":
 // every one; the default of a matrix run is mutex alone).
-func ParseKinds(list string) ([]Kind, error) {
+func ParseKinds(list string) ([]LockKind, error) {
 	if list == "" || list == "all" {
-		out := make([]Kind, len(Kinds))
+		out := make([]LockKind, len(Kinds))
 		for i, k := range Kinds {
 			out[i] = k.Kind
 		}
 		return out, nil
 	}
-	var out []Kind
+	var out []LockKind
 	for _, s := range strings.Split(list, ",") {
-		k := Kind(strings.TrimSpace(s))
+		k := LockKind(strings.TrimSpace(s))
 		if !slices.ContainsFunc(Kinds, func(i KindInfo) bool { return i.Kind == k }) {
 			return nil, fmt.Errorf("workload: unknown workload %q; known: %s", k, kindNames())
 		}
@@ -144,13 +144,13 @@ func kindNames() string {
 
 // Watchdog reports whether k's leases are renewed by the watchdog whatever
 // the scenario.
-func (k Kind) Watchdog() bool { return k == Renewed || k == Election }
+func (k LockKind) Watchdog() bool { return k == Renewed || k == Election }
 
 // Work is the work time of k's critical sections under leases of lease
 // (zero: the runner's default). Renewed leases hold past a third of the
 // TTL, so the watchdog renews each at least once before its holder writes;
 // election terms too (and last long enough for followers to see them).
-func (k Kind) Work(lease time.Duration) Range {
+func (k LockKind) Work(lease time.Duration) Range {
 	switch k {
 	case Renewed, Election:
 		return Range{Min: lease/3 + lease/10, Max: lease / 2}
@@ -174,7 +174,7 @@ func TTLsLong(lease time.Duration) time.Duration  { return 4 * lease }
 // for renewed leases, terms and the ttls kind's leases long enough for
 // every other worker to hold once (workers × lease), as their critical
 // sections last up to half a lease.
-func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
+func (k LockKind) AcquireTimeout(def, lease time.Duration, workers int) time.Duration {
 	if k == Renewed || k == Election || k == TTLs {
 		return max(def, time.Duration(workers)*lease)
 	}
@@ -183,7 +183,7 @@ func (k Kind) AcquireTimeout(def, lease time.Duration, workers int) time.Duratio
 
 // Clients is how many lock clients k's runners start for workers workers:
 // the batched kind runs BatchCallers callers on each of half as many.
-func (k Kind) Clients(workers int) int {
+func (k LockKind) Clients(workers int) int {
 	if k == Batched {
 		return max(workers/2, 1)
 	}
@@ -192,7 +192,7 @@ func (k Kind) Clients(workers int) int {
 
 // CounterLock is the lock name whose holders write the resource under k
 // ("" = every exclusive holder).
-func (k Kind) CounterLock(name string) string {
+func (k LockKind) CounterLock(name string) string {
 	if k == Batched {
 		return name
 	}
@@ -204,8 +204,8 @@ func (k Kind) CounterLock(name string) string {
 // fixed leases; 0 leaves them to the watchdog (the ttls kind sizes its
 // leases from it and needs it). For Batched the Locker is a
 // Fanout of BatchCallers callers; worker is then the client's index.
-func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime time.Duration) (Locker, error) {
-	var opts []quorum.MutexOption
+func QuorumKind(qc *quorum.Client, k LockKind, name string, worker int, leaseTime time.Duration) (Locker, error) {
+	var opts []quorum.Option
 	if leaseTime > 0 && !k.Watchdog() {
 		opts = append(opts, quorum.WithLeaseTime(leaseTime))
 	}
@@ -264,7 +264,7 @@ func QuorumKind(qc *quorum.Client, k Kind, name string, worker int, leaseTime ti
 		if leaseTime <= 0 {
 			return nil, errors.New("workload: the ttls workload needs the run's lease time")
 		}
-		short, err := qc.Mutex(name, quorum.WithLockTTL(TTLsShort(leaseTime)))
+		short, err := qc.Mutex(name, quorum.WithTTL(TTLsShort(leaseTime)))
 		if err != nil {
 			return nil, err
 		}
@@ -392,7 +392,9 @@ func Expand(workers []Worker) []Worker {
 // fair lock name on every node, as FairMutex.Lock does first, and never
 // places, refreshes nor leaves it. Until the entry's timeout (ttl, the
 // client's TTL) passes, the dead waiter is first in line and nobody is
-// granted; then l's own Lock waits in line as usual.
+// granted; then l's own Lock waits in line as usual. The ticket is taken
+// with the library's internal node, the code FairMutex.Lock runs, so the
+// dead entry stays what a killed process leaves when the scripts change.
 func DyingWaiter(l Locker, clients []redis.UniversalClient, name string, ttl time.Duration) (Locker, error) {
 	d := &dying{Locker: l, name: name, ttl: ttl}
 	for _, c := range clients {
@@ -425,14 +427,14 @@ func (d *dying) Lock(ctx context.Context) (Lease, error) {
 		d.died = true
 		// One dying waiter per lock name, so the name names it; not its
 		// address, which differs between runs of one seed.
-		Die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
+		die(ctx, d.nodes, d.name, "dead|"+d.name, d.ttl)
 	}
 	return d.Locker.Lock(ctx)
 }
 
-// Die puts waiter in the line of fair lock name on nodes as a waiter that
+// die puts waiter in the line of fair lock name on nodes as a waiter that
 // took its ticket and died: its entry stays until ttl passes.
-func Die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
+func die(ctx context.Context, nodes []*node.Node, name, waiter string, ttl time.Duration) {
 	for _, n := range nodes {
 		// A node that does not answer is a node the dead waiter never
 		// reached.

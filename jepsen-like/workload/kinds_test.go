@@ -8,11 +8,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 	"github.com/quorumlock/quorumlock/localredis"
-	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -131,10 +131,10 @@ func TestDyingWaiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Die(t.Context(), []*node.Node{n}, "dying", "dead|1", ttl)
+	die(t.Context(), []*node.Node{n}, "dying", "dead|1", ttl)
 	q, err := n.Queue(t.Context(), "dying")
 	if err != nil || len(q) != 1 || q[0].Waiter != "dead|1" {
-		t.Fatalf("queue after Die: %+v %v, want the dead waiter", q, err)
+		t.Fatalf("queue after die: %+v %v, want the dead waiter", q, err)
 	}
 	f, err := qc.FairMutex("dying", quorum.WithLeaseTime(ttl))
 	if err != nil {

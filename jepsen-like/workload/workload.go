@@ -282,6 +282,8 @@ type runner struct {
 	cfg     Config
 	choices *choices
 	panics  *panics
+	// terms counts the worker's elected tenures (see tenure's proclaims).
+	terms int
 }
 
 func (r *runner) loop(ctx context.Context) {
@@ -387,6 +389,12 @@ func (r *runner) tenure(ctx context.Context, work time.Duration) {
 	endProclaims := sync.OnceFunc(func() { close(stopProclaims); proclaimer.Wait() })
 	defer endProclaims() // also when the tenure panics
 	if proclaims {
+		r.terms++
+	}
+	// Every other term proclaims nothing: its campaign's value stands for
+	// the whole term, so a follower must learn of the term by reading it,
+	// not from the message of a later value.
+	if proclaims && r.terms%2 == 1 {
 		proclaimer.Go(func() { r.panics.run(r.w.ID, func() { r.proclaim(ctx, p, id, lease.Token(), done, stopProclaims) }) })
 	}
 

@@ -11,16 +11,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/node"
+	inode "github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Tools are the operator's tools over one quorum.Client's nodes: Check,
 // Inspect, List, ForceUnlock. Get them from quorum.Client.Admin; they share
 // the client's nodes and settings and are safe for concurrent use.
 type Tools struct {
-	nodes []*node.Node
+	nodes []*inode.Node
 	cfg   Config
 }
 
@@ -40,11 +41,16 @@ type Config struct {
 	RestartDetection bool
 }
 
-// New returns the tools over nodes. Package quorum makes them for each
-// Client (Client.Admin); call it directly only to inspect nodes without a
-// Client.
+// New returns the tools over nodes (node.New, with the clients' key
+// prefix: node.WithPrefix). Package quorum makes them for each Client
+// (Client.Admin); call it directly only to inspect nodes without a Client.
+// The tools do not close the nodes.
 func New(nodes []*node.Node, cfg Config) *Tools {
-	return &Tools{nodes: nodes, cfg: cfg}
+	t := &Tools{nodes: make([]*inode.Node, len(nodes)), cfg: cfg}
+	for i, n := range nodes {
+		t.nodes[i] = inode.FromPublic(n)
+	}
+	return t
 }
 
 // Nodes names the nodes, in the client's order.
@@ -102,7 +108,7 @@ func (t *Tools) ForceUnlockVia(ctx context.Context, name, by, via string) (int, 
 	// each runs f on every node under the release timeout; a node's error
 	// is kept from the first step that failed there.
 	errs := make([]error, len(t.nodes))
-	each := func(ctx context.Context, f func(ctx context.Context, i int, n *node.Node) error) {
+	each := func(ctx context.Context, f func(ctx context.Context, i int, n *inode.Node) error) {
 		for i, err := range fanout.All(len(t.nodes), func(i int) error {
 			cctx, cancel := context.WithTimeout(ctx, t.cfg.ReleaseTimeout)
 			defer cancel()
@@ -113,15 +119,15 @@ func (t *Tools) ForceUnlockVia(ctx context.Context, name, by, via string) (int, 
 			}
 		}
 	}
-	each(ctx, func(ctx context.Context, i int, n *node.Node) error {
+	each(ctx, func(ctx context.Context, i int, n *inode.Node) error {
 		var err error
-		removed[i], err = n.ForceRelease(ctx, name, node.Force{By: by, Via: via, Hold: hold})
+		removed[i], err = n.ForceRelease(ctx, name, inode.Force{By: by, Via: via, Hold: hold})
 		return err
 	})
 	// Not cut short by ctx: ending the tombstones early is what must not
 	// happen, and step two should run even for a caller that gave up.
 	time.Sleep(settle)
-	each(context.WithoutCancel(ctx), func(ctx context.Context, _ int, n *node.Node) error { return n.FinishForce(ctx, name) })
+	each(context.WithoutCancel(ctx), func(ctx context.Context, _ int, n *inode.Node) error { return n.FinishForce(ctx, name) })
 	count := 0
 	for _, r := range removed {
 		if r {

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/node"
+	inode "github.com/quorumlock/quorumlock/internal/node"
 )
 
 // Severity grades a preflight finding.
@@ -258,7 +258,7 @@ func (t *Tools) Check(ctx context.Context, names ...string) (*Report, error) {
 	return r, nil
 }
 
-func serverFacts(ctx context.Context, n *node.Node) []ServerFacts {
+func serverFacts(ctx context.Context, n *inode.Node) []ServerFacts {
 	var clients []*redis.Client
 	switch cl := n.Client().(type) {
 	case *redis.ClusterClient:
@@ -285,7 +285,7 @@ func serverFacts(ctx context.Context, n *node.Node) []ServerFacts {
 	return out
 }
 
-func oneServer(ctx context.Context, n *node.Node, cl *redis.Client) ServerFacts {
+func oneServer(ctx context.Context, n *inode.Node, cl *redis.Client) ServerFacts {
 	f := ServerFacts{Node: n.Name(), Addr: cl.Options().Addr}
 	if _, cluster := n.Client().(*redis.ClusterClient); !cluster {
 		f.Addr = n.Name()
@@ -297,7 +297,7 @@ func oneServer(ctx context.Context, n *node.Node, cl *redis.Client) ServerFacts 
 		f.Err = err
 		return f
 	}
-	in := node.ParseInfo(s)
+	in := inode.ParseInfo(s)
 	f.RunID, f.Version, f.Mode, f.Role = in["run_id"], in["redis_version"], in["redis_mode"], in["role"]
 	f.MasterAddr = in["master_host"] + ":" + in["master_port"]
 	f.Replicas, _ = strconv.Atoi(in["connected_slaves"])
@@ -317,7 +317,7 @@ func oneServer(ctx context.Context, n *node.Node, cl *redis.Client) ServerFacts 
 	return f
 }
 
-func placements(ctx context.Context, n *node.Node, cc *redis.ClusterClient, names []string) []Placement {
+func placements(ctx context.Context, n *inode.Node, cc *redis.ClusterClient, names []string) []Placement {
 	var out []Placement
 	for _, name := range names {
 		k := n.Keys(name)

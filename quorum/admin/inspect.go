@@ -3,13 +3,13 @@ package admin
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/fanout"
-	"github.com/quorumlock/quorumlock/internal/node"
-	"github.com/quorumlock/quorumlock/internal/oneline"
-	"github.com/quorumlock/quorumlock/multilock"
+	inode "github.com/quorumlock/quorumlock/internal/node"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Verdict is what Inspect concludes about a lock from what the nodes say.
@@ -75,7 +75,7 @@ type Inspection struct {
 }
 
 // inspectNodeTimeout bounds each node's answer to Inspect, and each SCAN step
-// and batch of List, so a frozen node costs a bounded time.
+// and batch of a listing, so a frozen node costs a bounded time.
 const inspectNodeTimeout = time.Second
 
 // Inspect reads lock name on every node in parallel and concludes a Verdict.
@@ -86,7 +86,7 @@ func (t *Tools) Inspect(ctx context.Context, name string) (Inspection, error) {
 	if name == "" {
 		return Inspection{}, errors.New("quorumlock: empty lock name")
 	}
-	ins, _ := t.inspectMany(ctx, []string{name})
+	ins := t.inspectKnown(ctx, []string{name}, make([]error, len(t.nodes)))
 	return ins[0], nil
 }
 
@@ -96,60 +96,29 @@ func (t *Tools) Inspect(ctx context.Context, name string) (Inspection, error) {
 // answering node is listed, also leftovers on a single node (free names
 // are not listed: Inspect one to read its force-unlock record). Nodes that fail
 // are named in the returned error (each a *NodeError), and the inspections
-// still come back, with those nodes' Err set.
+// still come back, with those nodes' Err set. List holds every matching lock
+// in memory at once: for a key space of more than some thousands of
+// names, use ListPage.
 func (t *Tools) List(ctx context.Context, pattern string) ([]Inspection, error) {
-	n := len(t.nodes)
-	found := make([][]string, n)
-	errs := fanout.All(n, func(i int) error {
-		var err error
-		if found[i], err = scanNode(ctx, t.nodes[i], pattern); err != nil {
-			return &multilock.NodeError{Node: t.nodes[i].Name(), Err: err}
-		}
-		return nil
-	})
-	var names []string
-	for _, f := range found {
-		names = append(names, f...)
+	if len(t.nodes) > maxListNodes {
+		return nil, errManyNodes
 	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	if len(names) == 0 {
-		return nil, oneline.Join(errs...)
-	}
-	ins, ierrs := t.inspectMany(ctx, names)
-	for i := range errs {
-		if errs[i] == nil && ierrs[i] != nil {
-			errs[i] = &multilock.NodeError{Node: t.nodes[i].Name(), Err: ierrs[i]}
-		}
-	}
-	// A name found by the scan may be gone by the time it is read (released,
-	// expired, or only a force-unlock's tombstone): leave out what is free.
-	ins = slices.DeleteFunc(ins, func(in Inspection) bool { return in.Verdict == Free })
-	return ins, oneline.Join(errs...)
+	errs := make([]error, len(t.nodes))
+	locks, _ := t.walk(ctx, pattern, position{}, math.MaxInt, errs)
+	return locks, t.nodeErrors(errs)
 }
 
-// scanNode lists one node's lock names. A node that does not answer a probe
-// within inspectNodeTimeout is cut off at once; one that answers gets ten
-// times that for the whole scan (SCAN steps are short, but a key space can
-// be long), within ctx.
-func scanNode(ctx context.Context, nd *node.Node, pattern string) ([]string, error) {
-	pctx, cancel := context.WithTimeout(ctx, inspectNodeTimeout)
-	_, err := nd.Time(pctx)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	sctx, cancel := context.WithTimeout(ctx, 10*inspectNodeTimeout)
-	defer cancel()
-	return nd.Scan(sctx, pattern, 500)
-}
-
-// inspectMany reads names on every node and concludes per name. It returns
-// the inspections in the order of names and each node's error.
-func (t *Tools) inspectMany(ctx context.Context, names []string) ([]Inspection, []error) {
+// inspectKnown reads names on every node and concludes per name, in the
+// order of names. It does not ask the nodes with an error in errs (their
+// NodeState.Err is that error) and fills in the error of each node that
+// fails now.
+func (t *Tools) inspectKnown(ctx context.Context, names []string, errs []error) []Inspection {
 	n := len(t.nodes)
-	states := make([][]node.State, n)
-	errs := fanout.All(n, func(i int) error {
+	states := make([][]inode.State, n)
+	now := fanout.All(n, func(i int) error {
+		if errs[i] != nil {
+			return errs[i]
+		}
 		// A batch of inspectBatch names per second is plenty; scale the
 		// deadline for long lists.
 		d := inspectNodeTimeout * time.Duration(1+len(names)/1024)
@@ -159,6 +128,7 @@ func (t *Tools) inspectMany(ctx context.Context, names []string) ([]Inspection, 
 		states[i], err = t.nodes[i].InspectMany(nctx, names)
 		return err
 	})
+	copy(errs, now)
 	quorum := n - t.cfg.Policy.FailedLocksLimit(n)
 	out := make([]Inspection, len(names))
 	for j, name := range names {
@@ -166,12 +136,12 @@ func (t *Tools) inspectMany(ctx context.Context, names []string) ([]Inspection, 
 		for i, nd := range t.nodes {
 			ns[i] = NodeState{Node: nd.Name(), Err: errs[i]}
 			if errs[i] == nil {
-				ns[i].State = states[i][j]
+				ns[i].State = publicState(states[i][j])
 			}
 		}
 		out[j] = conclude(name, quorum, ns)
 	}
-	return out, errs
+	return out
 }
 
 // conclude derives the verdict of one lock from its nodes' states.
@@ -255,4 +225,10 @@ func holdsAny(s NodeState, owners []string) bool {
 		}
 	}
 	return false
+}
+
+// publicState is what one node read, as users see it.
+func publicState(s inode.State) node.State {
+	return node.State{Present: s.Present, Holders: s.Holders, Attempts: s.Attempts, TTL: s.TTL,
+		Fence: s.Fence, Mode: s.Mode, Forced: (*node.Forced)(s.Forced), Labels: s.Labels}
 }

@@ -1,4 +1,4 @@
-package quorum
+package observe
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // the lock's errors already say which node failed and why. Set it once, at start, for the whole process (it
 // also takes the lines of the program's other go-redis clients):
 //
-//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default()})                        // at Info, component=go-redis
-//	redis.SetLogger(quorum.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug}) // out of sight by default
-//	redis.SetLogger(quorum.RedisLogger{})                                              // discard
+//	redis.SetLogger(observe.RedisLogger{Logger: slog.Default()})                        // at Info, component=go-redis
+//	redis.SetLogger(observe.RedisLogger{Logger: slog.Default(), Level: slog.LevelDebug}) // out of sight by default
+//	redis.SetLogger(observe.RedisLogger{})                                              // discard
 //
 // A nil Logger discards every line.
 type RedisLogger struct {
