@@ -234,6 +234,7 @@ type Client struct {
 	obsStop      observerStop // ends Election.Observe goroutines
 	safety       safetyState  // state of the safety options
 	admin        *admin.Tools // the operator's tools (Admin)
+	line         waitLine     // where a release wakes this client's Mutex waiters
 }
 
 // New returns a client over the given go-redis clients, one per independent
@@ -272,6 +273,7 @@ func New(clients []redis.UniversalClient, opts ...Option) (*Client, error) {
 	if c.nodes, err = newNodes(clients, cfg); err != nil {
 		return nil, err
 	}
+	c.line.channel = c.nodes[0].WaitChannel(c.id)
 	c.admin = admin.New(node.PublicNodes[*pubnode.Node](c.nodes), admin.Config{
 		Policy:           cfg.policy,
 		TTL:              cfg.ttl,

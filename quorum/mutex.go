@@ -311,18 +311,28 @@ func (m *Mutex) TryLock(ctx context.Context) (lease *Lease, err error) {
 func (m *Mutex) Lock(ctx context.Context) (lease *Lease, err error) {
 	defer m.observeAcquire(ctx, m.c.observedNow(), &lease, &err)
 	owner := m.owner()
-	ml, hint, err := m.try(ctx, owner, 1, false, m.kind)
-	if err == nil {
-		return m.newLease(ml, owner)
-	}
 	w := &mutexWait{m: m, owner: owner, tries: 1}
+	k := m.kind
+	if _, plain := k.(plainLock); plain {
+		// From its first try, a node that refuses the call queues it in
+		// the name's line, ordered by the time the call started (the
+		// same on every node; the client's channel and the waiter's
+		// number break ties), so a release wakes the head alone.
+		w.seq = node.NextWaiter()
+		w.line.place.Set(m.c.line.channel, w.seq, time.Now().UnixMicro())
+		w.queued = &w.line
+		k = w.queued
+	}
+	ml, hint, err := m.try(ctx, owner, 1, false, k)
+	if err == nil {
+		return w.lease(ml)
+	}
 	m.checkSelfWait(ctx, &w.self)
 	return waitAfter(ctx, w, backoff{c: m.c}, hint, err)
 }
 
-// mutexWait is one Mutex.Lock call's part in the waiting loop, made after
-// its first refusal (Lock tries first without one). It listens on the
-// lock's unlock channel on every node from then on.
+// mutexWait is one Mutex.Lock call's part in the waiting loop. After its
+// first refusal it listens for unlock messages on every node.
 type mutexWait struct {
 	m       *Mutex
 	owner   string
@@ -330,22 +340,13 @@ type mutexWait struct {
 	self    selfWait // waiting on a lease of this handle
 	wake    chan struct{}
 	watches []*node.Watch
-	// queued: a plain Mutex's waiter's kind, which puts the waiter in
-	// each name's line of waiters on every node that refuses it, so a
-	// release wakes the head of the line alone (node.LinePlace); nil for
-	// the other kinds, whose waiters every release wakes.
+	seq     uint64 // the waiter's number (node.NextWaiter); 0 until it listens
+	// queued: a plain Mutex's waiter's kind (&line), which puts the
+	// waiter in each name's line of waiters on every node that refuses
+	// it, so a release wakes the head of the line alone (node.LinePlace);
+	// nil for the other kinds, whose waiters every release wakes.
 	queued *queuedLock
-}
-
-// queuedLock is a plain Mutex's attempt made by a waiter with its place
-// in the lock's line.
-type queuedLock struct {
-	plainLock
-	place *node.LinePlace
-}
-
-func (q *queuedLock) share(m *Mutex, i, j int, owner, attempt string, held bool) checkedLocker {
-	return q.plainLock.share(m, i, j, owner, attempt, held).(*node.Lock).Queue(q.place)
+	line   queuedLock
 }
 
 func (w *mutexWait) kind() lockKind {
@@ -379,32 +380,39 @@ func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
 	m := w.m
 	w.wake = make(chan struct{}, 1)
 	ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
-	heard := 0               // watches on channels already subscribed and confirmed
-	seq := node.NextWaiter() // one number on every node: they wake the same waiter
-	if _, plain := m.kind.(plainLock); plain {
-		// The line's order is the time of this wait's start, the same
-		// on every node; the client's id and seq break ties.
-		w.queued = &queuedLock{place: node.NewLinePlace(m.c.id, seq, time.Now().UnixMicro())}
+	heard := 0 // watches on channels already subscribed and confirmed
+	if w.queued != nil {
+		m.c.stand()
+	} else {
+		w.seq = node.NextWaiter() // one number on every node: they wake the same waiter
 	}
-	for i, n := range m.c.nodes {
-		for j, name := range m.names {
-			var nw *node.Watch
+	// A queued waiter is woken on its client's wait channel; one that is
+	// not (refused by a holder of its own client: acquire.lua) on the
+	// lock's channel, as every waiter of the other kinds. The channel
+	// it is woken on now is the one whose subscription counts.
+	queued := w.queued != nil && w.queued.place.Queued()
+	lockReady, waitReady := ready, chan struct{}(nil)
+	if queued {
+		lockReady, waitReady = nil, ready
+	}
+	for _, n := range m.c.nodes {
+		for _, name := range m.names {
+			lw := n.WatchAs(w.seq, name, w.wake, lockReady, m.kind.wakesAll())
+			nw := lw
 			if w.queued != nil {
-				// A release wakes the head of the line on its client's
-				// channel; the lock's channel carries the messages of
-				// releases that find nobody in line and of a
-				// force-unlock.
-				w.watches = append(w.watches, n.WatchAs(seq, name, w.wake, nil, false))
-				nw = n.WatchChannel(seq, node.WaitChannel(m.keys[j][i], m.c.id), w.wake, ready, false)
-			} else {
-				nw = n.WatchAs(seq, name, w.wake, ready, m.kind.wakesAll())
+				// The client keeps the wait channel subscribed (stand).
+				ww := n.WatchChannel(w.seq, m.c.line.channel, w.wake, waitReady, false)
+				w.watches = append(w.watches, ww)
+				if queued {
+					nw = ww
+				}
 			}
+			w.watches = append(w.watches, lw)
 			select {
 			case <-nw.Ready():
 				heard++
 			default:
 			}
-			w.watches = append(w.watches, nw)
 		}
 	}
 	// An unlock between the failed try and the subscription is not heard:
@@ -412,9 +420,11 @@ func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
 	// were already subscribed (other waiters of this client listen, so the
 	// watches were ready at once): such an unlock woke one of them, and
 	// saving the extra try matters when contenders keep arriving. A
-	// queued waiter tries again anyway: that try puts it in the line.
+	// queued waiter's channel stays subscribed from the client's first
+	// wait on (stand): it looks again only then. A release between its
+	// refusal and its watch named it all the same (node.Stand).
 	if heard >= m.readyWant() {
-		return w.queued != nil
+		return false
 	}
 	m.awaitReady(ctx, ready, w.wake)
 	return true
@@ -424,13 +434,21 @@ func (w *mutexWait) signal() <-chan struct{} { return w.wake }
 
 // late: a lease of this handle holds the lock and is not being released,
 // so the message is a late copy of the release it followed (holding).
+// Not for a queued waiter: a message naming it means a release took it
+// out of the line, so it tries (and a refusal puts it back in its place).
 func (w *mutexWait) late() bool {
+	if w.queued != nil && w.queued.place.Queued() {
+		return false
+	}
 	return w.m.kind.exclusive() && w.m.holding.Load() > 0
 }
 
 func (w *mutexWait) end(won bool) {
 	for _, nw := range w.watches {
 		nw.Stop(!won)
+	}
+	if !won && w.queued != nil {
+		w.queued.leave(w.m)
 	}
 }
 

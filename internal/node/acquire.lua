@@ -6,22 +6,43 @@
 -- ARGV[5] the string form of this attempt's share (node.FastValue),
 -- ARGV[6], ARGV[7] (a waiting Lock only) the waiter's member and score in
 -- the lock's line of waiters (node.Lock.Queue)
--- Returns {1, fence} when granted, {0, pttl} when held by another owner.
+-- Returns {1, fence} when granted, {0, pttl} when held by another owner,
+-- {2, pttl} when held by another owner and the caller queued (queue).
 local att = '\0a:' .. ARGV[3]
 -- queue puts a refused waiter in the lock's line (KEYS[1]..':waiters', a
--- sorted set by the waiter's first refusal, the same score on every node
--- so every node has the same head). A release wakes only the head
--- (release.lua), instead of every waiting client. The line lives as long
--- as the holder's claim pt plus the waiter's ttl: a waiter tries again
--- within the holder's claim (its fallback) and re-arms it then, so a line
--- no waiter tends expires.
-local function queue(pt)
-  if not ARGV[7] then return end
+-- sorted set by the time the waiter started, the same score on every node
+-- so every node has the same head) and returns 2, or returns 0 when it
+-- did not. A release wakes only the head (release.lua), instead of every
+-- waiting client. The line lives as long as the holder's claim pt plus
+-- the waiter's ttl: a waiter tries again within the holder's claim (its
+-- fallback) and re-arms it then, so a line no waiter tends expires.
+-- holder: the holding attempt (nil: read from the hash form's fields). A
+-- waiter refused by a holder of its own client (the attempt ids of a
+-- client start with its id and ':') queues only behind waiters of other
+-- clients (a line exists): while a client's goroutines hand the lock
+-- among themselves, the client wakes its waiters itself, in its own
+-- order, on the lock's channel, and the nodes keep no line.
+local function queue(pt, holder)
+  if not ARGV[7] then return 0 end
   local q = KEYS[1] .. ':waiters'
+  local mine = string.match(ARGV[3], '^[^:]*:')
+  if mine and redis.call('exists', q) == 0 then
+    if not holder then
+      local h = redis.pcall('hgetall', KEYS[1])
+      for i = 1, (h.err and 0 or #h), 2 do
+        if string.sub(h[i], 1, 3) == '\0a:' then
+          holder = string.sub(h[i], 4)
+          break
+        end
+      end
+    end
+    if holder and string.sub(holder, 1, #mine) == mine then return 0 end
+  end
   -- A user who may not run ZADD (an ACL from before the line) waits as
   -- before: woken by the lock's channel.
-  if type(redis.pcall('zadd', q, ARGV[7], ARGV[6])) == 'table' then return end
+  if type(redis.pcall('zadd', q, ARGV[7], ARGV[6])) == 'table' then return 0 end
   redis.call('pexpire', q, math.max(pt, 0) + tonumber(ARGV[2]))
+  return 2
 end
 -- A fast-path string (lock_lib.lua) is answered as it is where the hash
 -- would not change the answer, so it stays the small string: this
@@ -38,8 +59,7 @@ if type(v) == 'string' then
   if owner and owner ~= ARGV[1] then
     local pt = redis.call('pttl', KEYS[1])
     if pt > 0 then
-      queue(pt)
-      return {0, pt}
+      return {queue(pt, a), pt}
     end
   end
 end
@@ -68,5 +88,4 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
 end
 -- Held by another owner: tell the caller how long that claim lasts.
 local pt = redis.call('pttl', KEYS[1])
-queue(pt)
-return {0, pt}
+return {queue(pt), pt}

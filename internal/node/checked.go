@@ -218,26 +218,42 @@ func (l *Lock) fenceArg() any { return l.n.fenceArg(l.fencing) }
 
 // AcquireChecked is Acquire with checks in the same round trip.
 func (l *Lock) AcquireChecked(ctx context.Context, ttl time.Duration, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	args := []any{l.owner, ms(ttl), l.attempt, l.fenceArg(), l.val}
-	if l.queue != nil {
-		args = append(args, l.queue.member, l.queue.score)
+	if l.queue == nil {
+		return l.n.acquireChecked(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg(), l.val}, chk)
 	}
-	return l.n.acquireChecked(ctx, acquireScript, l.keys[:], args, chk)
+	member, score := l.queue.scriptArgs()
+	v, c, err := l.n.acquireReply(ctx, acquireScript, l.keys[:], []any{l.owner, ms(ttl), l.attempt, l.fenceArg(), l.val, member, score}, chk)
+	if err != nil {
+		// The script may have queued the waiter.
+		l.queue.queued.Store(true)
+		return false, 0, 0, c, err
+	}
+	if v[0] == 2 { // refused, and queued
+		l.queue.queued.Store(true)
+	}
+	granted, remaining, fence = acquireAnswer(v[:])
+	return granted, remaining, fence, c, nil
 }
 
 // acquireChecked runs an acquire script (plain or read-write) with the checks
 // and reads its {granted, fence-or-pttl} answer.
 func (n *Node) acquireChecked(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (granted bool, remaining time.Duration, fence int64, c Checked, err error) {
-	r, c, err := n.runChecked(ctx, s, keys, args, chk)
+	v, c, err := n.acquireReply(ctx, s, keys, args, chk)
 	if err != nil {
-		return false, 0, 0, c, err
-	}
-	var v [2]int64
-	if err := intsOf(r, v[:], "acquire"); err != nil {
 		return false, 0, 0, c, err
 	}
 	granted, remaining, fence = acquireAnswer(v[:])
 	return granted, remaining, fence, c, nil
+}
+
+// acquireReply runs an acquire script with the checks and returns its
+// answer's two integers.
+func (n *Node) acquireReply(ctx context.Context, s *redis.Script, keys []string, args []any, chk Checks) (v [2]int64, c Checked, err error) {
+	r, c, err := n.runChecked(ctx, s, keys, args, chk)
+	if err == nil {
+		err = intsOf(r, v[:], "acquire")
+	}
+	return v, c, err
 }
 
 // checkedInt runs script s with the checks and reads its integer answer.

@@ -7,8 +7,9 @@ import (
 
 // A refused waiter with a place queues in the lock's line; a release wakes
 // the head of the line alone (the earliest score, whatever the order of
-// arrival), on its client's channel and its own watch among that client's
-// waiters; a head whose client stopped listening is dropped and the lock's
+// arrival), on its client's standing wait channel and its own watch among
+// that client's waiters, or, when it does not watch yet, its watch once
+// made; a head whose client does not listen is dropped and the lock's
 // channel told instead; the line always has a TTL.
 func TestReleaseWakesHeadOfLine(t *testing.T) {
 	s, n := start(t)
@@ -16,6 +17,17 @@ func TestReleaseWakesHeadOfLine(t *testing.T) {
 	c1, _ := nodeOn(t, s) // two waiting clients, each with its subscriber
 	c2, _ := nodeOn(t, s)
 	k := n.Keys("line")
+	ch1, ch2 := c1.WaitChannel("c1"), c2.WaitChannel("c2")
+	for _, c := range []struct {
+		n  *Node
+		ch string
+	}{{c1, ch1}, {c2, ch2}} {
+		select {
+		case <-c.n.Stand(c.ch, nil).Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatal("wait channel not confirmed")
+		}
+	}
 	hold := func(attempt string) *Lock {
 		t.Helper()
 		l := n.Lock("line", "holder", attempt, false)
@@ -30,18 +42,21 @@ func TestReleaseWakesHeadOfLine(t *testing.T) {
 		if ok, _, _, err := l.Acquire(ctx, 5*time.Second); ok || err != nil {
 			t.Fatalf("%s: granted %v, err %v: want refused", owner, ok, err)
 		}
+		if !p.Queued() {
+			t.Fatalf("%s: refused but not marked queued", owner)
+		}
 	}
-	watch := func(c *Node, client string, seq uint64) (chan struct{}, *Watch) {
+	watch := func(c *Node, ch string, seq uint64) chan struct{} {
 		t.Helper()
 		sig := make(chan struct{}, 1)
-		w := c.WatchChannel(seq, WaitChannel(k, client), sig, nil, false)
+		w := c.WatchChannel(seq, ch, sig, nil, false)
 		select {
 		case <-w.Ready():
-		case <-time.After(5 * time.Second):
-			t.Fatal("subscription not confirmed")
+		default:
+			t.Fatal("a watch on a standing channel not ready at once")
 		}
 		t.Cleanup(func() { w.Stop(false) })
-		return sig, w
+		return sig
 	}
 	woken := func(sig chan struct{}) bool {
 		select {
@@ -59,11 +74,11 @@ func TestReleaseWakesHeadOfLine(t *testing.T) {
 	}
 
 	h := hold("h.1")
-	sig7, _ := watch(c1, "c1", 7)
-	sig8, _ := watch(c1, "c1", 8)
-	sig9, w9 := watch(c2, "c2", 9)
-	refuse(c1, "a", NewLinePlace("c1", 8, 200)) // first to arrive, later in line
-	refuse(c2, "b", NewLinePlace("c2", 9, 100))
+	sig7 := watch(c1, ch1, 7)
+	sig8 := watch(c1, ch1, 8)
+	sig9 := watch(c2, ch2, 9)
+	refuse(c1, "a", NewLinePlace(ch1, 8, 200)) // first to arrive, later in line
+	refuse(c2, "b", NewLinePlace(ch2, 9, 100))
 	if pt := s.Client().PTTL(ctx, k.Lock+":waiters").Val(); pt <= 0 {
 		t.Fatalf("line PTTL %v: want a TTL", pt)
 	}
@@ -79,27 +94,25 @@ func TestReleaseWakesHeadOfLine(t *testing.T) {
 	if !woken(sig8) || woken(sig7) {
 		t.Fatal("release did not wake the waiter named in the line")
 	}
-	// A waiter number the client no longer has wakes its first waiter:
-	// the client still waits, so the wake-up is not dropped.
+	// A release between a waiter's refusal and its watch: the message
+	// naming it is kept, and wakes its watch once made; nobody else.
 	h = hold("h.4")
-	refuse(c1, "a", NewLinePlace("c1", 99, 300))
+	refuse(c1, "a", NewLinePlace(ch1, 99, 300))
 	release(h)
-	if !woken(sig7) {
-		t.Fatal("a message naming a gone waiter did not wake the client's first waiter")
+	if woken(sig7) {
+		t.Fatal("a message naming a waiter not watching yet woke another")
 	}
-	// A head nobody listens to is dropped; the lock's channel is told.
+	if sig99 := watch(c1, ch1, 99); !woken(sig99) {
+		t.Fatal("a waiter named before it watched was not woken by its watch")
+	}
+	// The wait channel stays subscribed with no waiter watching.
+	if m := s.Client().PubSubNumSub(ctx, ch1).Val(); m[ch1] != 1 {
+		t.Fatalf("wait channel subscribers %v: want the standing one", m[ch1])
+	}
+	// A head nobody listens to (its client is gone) is dropped; the
+	// lock's channel is told.
 	h = hold("h.3")
-	refuse(c2, "b", NewLinePlace("c2", 10, 50))
-	w9.Stop(false)
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if m := s.Client().PubSubNumSub(ctx, WaitChannel(k, "c2")).Val(); m[WaitChannel(k, "c2")] == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("c2 still subscribed after its last watch stopped")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	refuse(c2, "b", NewLinePlace(c2.WaitChannel("gone"), 10, 50))
 	bsig := make(chan struct{}, 1)
 	bw := c1.WatchAs(11, "line", bsig, nil, false)
 	<-bw.Ready()
@@ -110,6 +123,41 @@ func TestReleaseWakesHeadOfLine(t *testing.T) {
 	}
 	if n := s.Client().Exists(ctx, k.Lock+":waiters").Val(); n != 0 {
 		t.Fatal("the unheard head stayed in the line")
+	}
+}
+
+// A waiter that gave up leaves the line (LeaveLine): the next release
+// wakes the waiter behind it.
+func TestLeaveLine(t *testing.T) {
+	s, n := start(t)
+	ctx := t.Context()
+	c1, _ := nodeOn(t, s)
+	ch := c1.WaitChannel("c1")
+	<-c1.Stand(ch, nil).Ready()
+	k := n.Keys("leave")
+	h := n.Lock("leave", "holder", "holder.1", false)
+	if ok, _, _, err := h.Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("holder: %v %v", ok, err)
+	}
+	gone, next := NewLinePlace(ch, 1, 10), NewLinePlace(ch, 2, 20)
+	for i, p := range []*LinePlace{gone, next} {
+		if ok, _, _, _ := c1.Lock("leave", "w", "w."+string(rune('a'+i)), false).Queue(p).Acquire(ctx, 5*time.Second); ok {
+			t.Fatal("granted while held")
+		}
+	}
+	if err := c1.LeaveLine(ctx, k, gone); err != nil {
+		t.Fatal(err)
+	}
+	sig := make(chan struct{}, 1)
+	w := c1.WatchChannel(2, ch, sig, nil, false)
+	defer w.Stop(false)
+	if ok, err := h.Release(ctx); !ok || err != nil {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter behind one that left was not woken")
 	}
 }
 
@@ -126,7 +174,8 @@ func TestReleaseTakesWinnerOutOfLine(t *testing.T) {
 	if ok, _, _, err := h.Acquire(ctx, 5*time.Second); !ok || err != nil {
 		t.Fatalf("holder: %v %v", ok, err)
 	}
-	p2 := NewLinePlace("c2", 6, 50)
+	ch1, ch2 := c1.WaitChannel("c1"), c2.WaitChannel("c2")
+	p2 := NewLinePlace(ch2, 6, 50)
 	if ok, _, _, _ := c2.Lock("won", "b", "b.1", false).Queue(p2).Acquire(ctx, 5*time.Second); ok {
 		t.Fatal("c2 granted while held")
 	}
@@ -137,11 +186,11 @@ func TestReleaseTakesWinnerOutOfLine(t *testing.T) {
 	if ok, _, _, err := won.Acquire(ctx, 5*time.Second); !ok || err != nil {
 		t.Fatalf("c2 retry: %v %v", ok, err)
 	}
-	if ok, _, _, _ := c1.Lock("won", "a", "a.1", false).Queue(NewLinePlace("c1", 5, 100)).Acquire(ctx, 5*time.Second); ok {
+	if ok, _, _, _ := c1.Lock("won", "a", "a.1", false).Queue(NewLinePlace(ch1, 5, 100)).Acquire(ctx, 5*time.Second); ok {
 		t.Fatal("c1 granted while c2 holds")
 	}
 	sig1, sig2 := make(chan struct{}, 1), make(chan struct{}, 1)
-	for _, w := range []*Watch{c1.WatchChannel(5, WaitChannel(k, "c1"), sig1, nil, false), c2.WatchChannel(9, WaitChannel(k, "c2"), sig2, nil, false)} {
+	for _, w := range []*Watch{c1.WatchChannel(5, ch1, sig1, nil, false), c2.WatchChannel(9, ch2, sig2, nil, false)} {
 		<-w.Ready()
 		defer w.Stop(false)
 	}
@@ -154,5 +203,64 @@ func TestReleaseTakesWinnerOutOfLine(t *testing.T) {
 		t.Fatal("c2's release woke c2 (its own stale entry), not the waiter c1")
 	case <-time.After(5 * time.Second):
 		t.Fatal("nobody woken")
+	}
+}
+
+// A waiter refused by a holder of its own client (attempt ids starting
+// with the same "<client>:") does not queue while no line exists: the
+// client wakes its own waiters on the lock's channel, and the node keeps
+// nothing. Behind a waiter of another client it queues; so does one
+// refused by another client's holder, in the hash form too.
+func TestOwnClientWaiterQueuesOnlyBehindOthers(t *testing.T) {
+	s, n := start(t)
+	ctx := t.Context()
+	k := n.Keys("own")
+	line := k.Lock + ":waiters"
+	ch := n.WaitChannel("c1")
+	h := n.Lock("own", "c1:1", "c1:1.1", false)
+	if ok, _, _, err := h.Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("holder: %v %v", ok, err)
+	}
+	refused := func(owner string, p *LinePlace) {
+		t.Helper()
+		if ok, _, _, err := n.Lock("own", owner, owner+".1", false).Queue(p).Acquire(ctx, 5*time.Second); ok || err != nil {
+			t.Fatalf("%s: granted %v, err %v: want refused", owner, ok, err)
+		}
+	}
+	mine := NewLinePlace(ch, 1, 10)
+	refused("c1:2", mine)
+	if mine.Queued() || s.Client().Exists(ctx, line).Val() != 0 {
+		t.Fatal("a waiter refused by its own client's holder queued with no line")
+	}
+	other := NewLinePlace(n.WaitChannel("c2"), 2, 20)
+	refused("c2:1", other)
+	if !other.Queued() {
+		t.Fatal("a waiter refused by another client's holder did not queue")
+	}
+	behind := NewLinePlace(ch, 3, 30)
+	refused("c1:3", behind)
+	if !behind.Queued() {
+		t.Fatal("a waiter of the holder's client did not queue behind another client's")
+	}
+	if got := s.Client().ZCard(ctx, line).Val(); got != 2 {
+		t.Fatalf("line has %d waiters, want 2", got)
+	}
+	// The hash form (a reentrant hold): its holder is read from its fields.
+	s.Client().Del(ctx, line)
+	if ok, _, _, err := n.Lock("own", "c1:1", "c1:1.2", false).Acquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("reentrant acquire: %v %v", ok, err)
+	}
+	if s.Client().Type(ctx, k.Lock).Val() != "hash" {
+		t.Fatal("a reentrant hold is not the hash form")
+	}
+	hashMine := NewLinePlace(ch, 4, 40)
+	refused("c1:4", hashMine)
+	if hashMine.Queued() {
+		t.Fatal("a waiter refused by its own client's hash-form holder queued with no line")
+	}
+	hashOther := NewLinePlace(n.WaitChannel("c2"), 5, 50)
+	refused("c2:2", hashOther)
+	if !hashOther.Queued() {
+		t.Fatal("a waiter refused by another client's hash-form holder did not queue")
 	}
 }

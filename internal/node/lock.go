@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -94,29 +96,64 @@ type Lock struct {
 
 // LinePlace is a waiting Lock's place in a lock's line of waiters on a node:
 // a refused acquire queues it (acquire.lua), and a release wakes the head
-// of the line alone, on its client's channel (WaitChannel), instead of
-// every waiting client. Score orders the line: the same on every node
-// (the time of the waiter's first refusal), so every node wakes the same
-// waiter.
+// of the line alone, on its client's wait channel (Node.WaitChannel),
+// instead of every waiting client. Score orders the line: the same on every
+// node (the time the waiter's Lock started), so every node wakes the same
+// waiter. One place serves a Lock call's attempts on every node.
 type LinePlace struct {
-	Client string // the waiting client's id, without ':'
-	Seq    uint64 // the waiter's number in its client (NextWaiter)
-	Score  int64
-	// member and score as the script's arguments, made once.
-	member, score any
+	channel string
+	seq     uint64
+	score   int64
+	// args: the member and score as the script's arguments, made at the
+	// first refusal (a Lock granted at once never needs them): the member
+	// is the wait channel and the waiter's number, so a release finds
+	// where to publish in the line itself.
+	args        sync.Once
+	member, pos any
+	// queued: a refusal put the waiter in a line, so the release of a
+	// lock it then wins takes it out (a waiter woken was taken out by the
+	// release that woke it; one that won on a retry was not).
+	queued atomic.Bool
 }
 
-// NewLinePlace makes the place of waiter seq of client (an id without ':') whose line
-// position is score.
-func NewLinePlace(client string, seq uint64, score int64) *LinePlace {
-	return &LinePlace{Client: client, Seq: seq, Score: score,
-		member: client + ":" + strconv.FormatUint(seq, 10), score: strconv.FormatInt(score, 10)}
+// NewLinePlace makes the place of waiter seq (NextWaiter) woken on channel
+// (its client's Node.WaitChannel) whose line position is score.
+func NewLinePlace(channel string, seq uint64, score int64) *LinePlace {
+	p := &LinePlace{}
+	p.Set(channel, seq, score)
+	return p
 }
 
-// WaitChannel is the channel on which a release wakes client's waiters of
-// the lock with keys k (release.lua's wake): the lock's channel and the
-// client's id.
-func WaitChannel(k Keys, client string) string { return k.Channel + ":" + client }
+// Set makes p, not used yet, the place NewLinePlace makes.
+func (p *LinePlace) Set(channel string, seq uint64, score int64) {
+	p.channel, p.seq, p.score = channel, seq, score
+}
+
+// scriptArgs is the member and score as the acquire script takes them.
+func (p *LinePlace) scriptArgs() (member, score any) {
+	p.args.Do(func() {
+		p.member = p.channel + ":" + strconv.FormatUint(p.seq, 10)
+		p.pos = strconv.FormatInt(p.score, 10)
+	})
+	return p.member, p.pos
+}
+
+// Queued reports whether a refusal put the waiter in a line.
+func (p *LinePlace) Queued() bool { return p.queued.Load() }
+
+// WaitChannel is the channel of this node on which a release wakes the
+// waiters of client (an id of the client's own), whatever the lock: one
+// channel per client, which it keeps subscribed while it lives (Stand),
+// the waiter's number as the message.
+func (n *Node) WaitChannel(client string) string { return n.prefix + "wait:" + client }
+
+// LeaveLine takes the waiter p out of the line of the lock with keys k (a
+// waiter that gave up), so a release does not spend its wake-up on it.
+func (n *Node) LeaveLine(ctx context.Context, k Keys, p *LinePlace) error {
+	member, _ := p.scriptArgs()
+	_, err := n.t.do(ctx, "zrem", k.Lock+":waiters", member)
+	return n.settle(err)
+}
 
 // Queue makes a refusal of this attempt put w in the lock's line of
 // waiters (see LinePlace); it returns l. Call it before Acquire.
@@ -351,11 +388,12 @@ func (l *Lock) release(ctx context.Context, rollback bool) (bool, error) {
 	switch {
 	case rollback:
 		cmd = []any{cmd[0], cmd[1], 1, l.lockArg, l.valArg, tellNobody}
-	case l.queue != nil:
+	case l.queue != nil && l.queue.Queued():
 		// A waiter that won without being woken (a retry) is still in
 		// the line where it queued: its release takes it out before
 		// waking the head, so that wake-up is not spent on it.
-		cmd = []any{cmd[0], cmd[1], 1, l.lockArg, l.valArg, tellWaiters, l.queue.member}
+		member, _ := l.queue.scriptArgs()
+		cmd = []any{cmd[0], cmd[1], 1, l.lockArg, l.valArg, tellWaiters, member}
 	}
 	r, err := l.n.t.run(ctx, releaseScript, cmd)
 	v, err := scriptInt(releaseScript, r, l.n.settle(err))

@@ -20,28 +20,27 @@ if type(v) == 'string' then
   redis.call('del', KEYS[1])
   if ARGV[2] ~= '0' then
     -- Wake one waiter: the head of the lock's line (acquire.lua's queue),
-    -- member "<client>:<waiter>", on its client's channel
-    -- KEYS[1]..':unlock:'..client, the waiter's number as the message:
-    -- one client tries, not every waiting one. A head nobody hears (its
-    -- client stopped listening: it won by a retry, gave up or died) is
-    -- dropped and the next one tried. With nobody in line (the lone
-    -- caller's case: one ZPOPMIN on no key) publish on the lock's
-    -- channel KEYS[1]..':unlock' (node.Keys), made here rather than
-    -- sent, for waiters that do not queue. A waiter never woken retries
-    -- at the holder's remaining claim or its retry interval, so a lost
-    -- message costs time only; so does a user who may not run ZPOPMIN
-    -- (an ACL from before the line: pcall), told on the lock's channel.
-    -- Inline, not a function: this branch runs
-    -- before the prelude's functions are built (scripts.go);
-    -- release_hash.lua's wake does the same.
+    -- member "<channel>:<waiter>": its client's wait channel
+    -- (node.WaitChannel), the waiter's number as the message. One client
+    -- tries, not every waiting one. A head nobody hears (its client is
+    -- gone) is dropped and the next one tried. With nobody in line (the
+    -- lone caller's case: one ZPOPMIN on no key) publish on the lock's
+    -- channel KEYS[1]..':unlock' (node.Keys), made here rather than sent,
+    -- for waiters that do not queue. A waiter never woken retries at the
+    -- holder's remaining claim or its retry interval, so a lost message
+    -- costs time only; so does a user who may not run ZPOPMIN (an ACL
+    -- from before the line: pcall), told on the lock's channel.
+    -- Inline, not a function: this branch runs before the prelude's
+    -- functions are built (scripts.go); release_hash.lua's wake does the
+    -- same.
     local q = KEYS[1] .. ':waiters'
     if ARGV[3] then redis.pcall('zrem', q, ARGV[3]) end
     local told = false
     for _ = 1, 8 do
       local h = redis.pcall('zpopmin', q)
       if h.err or #h == 0 then break end
-      local client, seq = string.match(h[1], '^(.*):([^:]*)$')
-      if client and redis.call('publish', KEYS[1] .. ':unlock:' .. client, seq) > 0 then
+      local ch, seq = string.match(h[1], '^(.*):([^:]*)$')
+      if ch and redis.call('publish', ch, seq) > 0 then
         told = true
         break
       end

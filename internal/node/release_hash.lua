@@ -8,8 +8,8 @@ local function wake()
   for _ = 1, 8 do
     local h = redis.pcall('zpopmin', q)
     if h.err or #h == 0 then break end
-    local client, seq = string.match(h[1], '^(.*):([^:]*)$')
-    if client and redis.call('publish', KEYS[1] .. ':unlock:' .. client, seq) > 0 then return end
+    local ch, seq = string.match(h[1], '^(.*):([^:]*)$')
+    if ch and redis.call('publish', ch, seq) > 0 then return end
   end
   redis.call('publish', KEYS[1] .. ':unlock', 'released')
 end

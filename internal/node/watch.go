@@ -29,6 +29,7 @@ type Watch struct {
 	ready     chan struct{}
 	notify    chan<- struct{} // optional: told once when ready
 	signalled bool            // guarded by s.mu
+	stand     bool            // Stand's: keeps a named channel subscribed
 }
 
 // markReady closes ready once and tells notify. Called with s.mu held.
@@ -95,7 +96,35 @@ func (n *Node) watchChannel(seq uint64, channel string, signal, ready chan<- str
 type channelState struct {
 	watches   []*Watch
 	confirmed bool
+	// named: a client's wait channel (Stand), whose messages each name
+	// one waiter; a message for a waiter not (yet) watching is kept in
+	// the subscriber's early list instead of waking another.
+	named bool
 }
+
+// Stand keeps channel subscribed on this node until Close, for the waiters
+// to come (a WatchChannel of theirs on it is ready at once): a client's
+// wait channel (WaitChannel), made once rather than per wait. ready is
+// told once the node confirmed it. A message on it wakes the waiter it
+// names alone; one naming a waiter that does not watch yet (a release
+// between that waiter's refusal and its watch) is kept, and wakes the
+// watch made next with that number.
+func (n *Node) Stand(channel string, ready chan<- struct{}) *Watch {
+	n.subMu.Lock()
+	if n.sub == nil {
+		n.sub = newSubscriber(n)
+	}
+	s := n.sub
+	n.subMu.Unlock()
+	w := &Watch{s: s, channel: channel, notify: ready, ready: make(chan struct{}), stand: true}
+	s.add(w)
+	return w
+}
+
+// earlyKept is how many wake-ups for waiters not watching yet a subscriber
+// keeps: such a waiter watches within microseconds of its refusal, so a
+// few suffice; older ones are of waiters that went away.
+const earlyKept = 16
 
 type subscriber struct {
 	n    *Node
@@ -112,8 +141,12 @@ type subscriber struct {
 	chans  map[string]*channelState
 	active map[string]bool // subscribed on the connection (as far as we asked)
 	closed bool
-	heard  atomic.Int64  // monotonic() when the connection last said anything
-	every  time.Duration // healthEvery when made
+	// early: waiter numbers that a named channel's message woke before
+	// they watched (a ring of earlyKept, 0 empty).
+	early     [earlyKept]uint64
+	earlyNext int
+	heard     atomic.Int64  // monotonic() when the connection last said anything
+	every     time.Duration // healthEvery when made
 }
 
 func newSubscriber(n *Node) *subscriber {
@@ -153,8 +186,17 @@ func (s *subscriber) add(w *Watch) {
 		i--
 	}
 	cs.watches = slices.Insert(cs.watches, i, w)
+	if w.stand {
+		cs.named = true
+	}
 	if cs.confirmed {
 		w.markReady()
+	}
+	if cs.named && w.seq != 0 {
+		if i := slices.Index(s.early[:], w.seq); i >= 0 {
+			s.early[i] = 0
+			w.fire()
+		}
 	}
 	s.poke()
 }
@@ -208,13 +250,14 @@ func (w *Watch) fire() {
 }
 
 // wakeNamed wakes the watch whose waiter number is payload (decimal: a
-// release that woke the head of a lock's line, release.lua), or, when no
-// watch has that number (that waiter stopped, or the message named none),
-// the head watch, so a wake-up is never dropped while the client still
-// waits on the channel; wakeAll watches too.
+// release that woke the head of a lock's line, release.lua), and the
+// wakeAll watches. When no watch has that number: on a named channel
+// (Stand) the number is kept for a watch to come (early); elsewhere the
+// head watch wakes, so a wake-up is never dropped while the client still
+// waits on the channel.
 func (s *subscriber) wakeNamed(cs *channelState, payload string) {
 	seq, err := strconv.ParseUint(payload, 10, 64)
-	if err == nil {
+	if err == nil && seq != 0 {
 		for _, w := range cs.watches {
 			if w.seq == seq {
 				w.fire()
@@ -225,6 +268,11 @@ func (s *subscriber) wakeNamed(cs *channelState, payload string) {
 				}
 				return
 			}
+		}
+		if cs.named {
+			s.early[s.earlyNext] = seq
+			s.earlyNext = (s.earlyNext + 1) % earlyKept
+			return
 		}
 	}
 	s.wake(cs, false)
