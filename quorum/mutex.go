@@ -340,13 +340,17 @@ type mutexWait struct {
 	self    selfWait // waiting on a lease of this handle
 	wake    chan struct{}
 	watches []*node.Watch
-	seq     uint64 // the waiter's number (node.NextWaiter); 0 until it listens
+	// seq: the waiter's number (node.NextWaiter), a plain Mutex's from
+	// its first try (its line place), the other kinds' from listen.
+	seq uint64
 	// queued: a plain Mutex's waiter's kind (&line), which puts the
-	// waiter in each name's line of waiters on every node that refuses
-	// it, so a release wakes the head of the line alone (node.LinePlace);
-	// nil for the other kinds, whose waiters every release wakes.
-	queued *queuedLock
-	line   queuedLock
+	// waiter in each name's line of waiters on a node that refuses it
+	// (acquire.lua says when), so a release wakes the head of the line
+	// alone (node.LinePlace); nil for the other kinds, whose waiters
+	// every release wakes.
+	queued      *queuedLock
+	line        queuedLock
+	lineWatched bool // watchLine ran
 }
 
 func (w *mutexWait) kind() lockKind {
@@ -367,8 +371,46 @@ func (w *mutexWait) try(ctx context.Context, woken bool) (*multilock.MultiLock, 
 	}
 	if err != nil {
 		m.checkSelfWait(ctx, &w.self)
+		if w.watches != nil && w.queued != nil && w.queued.place.Queued() {
+			// Queued by this try, after listen: wait on the line too.
+			w.watchLine(nil)
+		}
 	}
 	return ml, wait, err
+}
+
+// watchLine watches, once, the client's wait channel on every node (per
+// name), where a release that takes the waiter out of a line names it;
+// it returns how many of those watches are ready (the client keeps the
+// channel subscribed from its first wait on: stand).
+func (w *mutexWait) watchLine(ready chan<- struct{}) int {
+	if w.lineWatched {
+		return 0
+	}
+	w.lineWatched = true
+	m := w.m
+	m.c.stand()
+	heard := 0
+	for _, n := range m.c.nodes {
+		for range m.names {
+			nw := n.WatchChannel(w.seq, m.c.line.channel, w.wake, ready, false)
+			w.watches = append(w.watches, nw)
+			if isReady(nw) {
+				heard++
+			}
+		}
+	}
+	return heard
+}
+
+// isReady reports whether nw's channel is subscribed and confirmed.
+func isReady(nw *node.Watch) bool {
+	select {
+	case <-nw.Ready():
+		return true
+	default:
+		return false
+	}
 }
 
 func (w *mutexWait) lease(ml *multilock.MultiLock) (*Lease, error) { return w.m.newLease(ml, w.owner) }
@@ -380,40 +422,31 @@ func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
 	m := w.m
 	w.wake = make(chan struct{}, 1)
 	ready := make(chan struct{}, len(m.c.nodes)*len(m.names))
-	heard := 0 // watches on channels already subscribed and confirmed
-	if w.queued != nil {
-		m.c.stand()
-	} else {
+	if w.queued == nil {
 		w.seq = node.NextWaiter() // one number on every node: they wake the same waiter
 	}
-	// A queued waiter is woken on its client's wait channel; one that is
-	// not (refused by a holder of its own client: acquire.lua) on the
-	// lock's channel, as every waiter of the other kinds. The channel
-	// it is woken on now is the one whose subscription counts.
+	// A queued waiter is woken on its client's wait channel (watchLine);
+	// one that is not (refused by a holder of its own client: acquire.lua)
+	// on the lock's channel, as every waiter of the other kinds, and a
+	// force-unlock wakes both. The channel it is woken on now is the one
+	// whose subscription counts.
 	queued := w.queued != nil && w.queued.place.Queued()
-	lockReady, waitReady := ready, chan struct{}(nil)
+	lockReady := ready
 	if queued {
-		lockReady, waitReady = nil, ready
+		lockReady = nil
 	}
+	heard := 0 // watches on channels already subscribed and confirmed
 	for _, n := range m.c.nodes {
 		for _, name := range m.names {
-			lw := n.WatchAs(w.seq, name, w.wake, lockReady, m.kind.wakesAll())
-			nw := lw
-			if w.queued != nil {
-				// The client keeps the wait channel subscribed (stand).
-				ww := n.WatchChannel(w.seq, m.c.line.channel, w.wake, waitReady, false)
-				w.watches = append(w.watches, ww)
-				if queued {
-					nw = ww
-				}
-			}
-			w.watches = append(w.watches, lw)
-			select {
-			case <-nw.Ready():
+			nw := n.WatchAs(w.seq, name, w.wake, lockReady, m.kind.wakesAll())
+			w.watches = append(w.watches, nw)
+			if !queued && isReady(nw) {
 				heard++
-			default:
 			}
 		}
+	}
+	if queued {
+		heard = w.watchLine(ready)
 	}
 	// An unlock between the failed try and the subscription is not heard:
 	// once subscribed, look again before waiting. Not when the channels
