@@ -132,8 +132,10 @@ func (p *LinePlace) Set(channel string, seq uint64, score int64) {
 // scriptArgs is the member and score as the acquire script takes them.
 func (p *LinePlace) scriptArgs() (member, score any) {
 	p.args.Do(func() {
-		p.member = p.channel + ":" + strconv.FormatUint(p.seq, 10)
-		p.pos = strconv.FormatInt(p.score, 10)
+		var buf [96]byte
+		b := append(append(buf[:0], p.channel...), ':')
+		p.member = string(strconv.AppendUint(b, p.seq, 10))
+		p.pos = p.score
 	})
 	return p.member, p.pos
 }

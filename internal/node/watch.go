@@ -249,33 +249,28 @@ func (w *Watch) fire() {
 	}
 }
 
-// wakeNamed wakes the watch whose waiter number is payload (decimal: a
-// release that woke the head of a lock's line, release.lua), and the
-// wakeAll watches. When no watch has that number: on a named channel
-// (Stand) the number is kept for a watch to come (early); elsewhere the
-// head watch wakes, so a wake-up is never dropped while the client still
-// waits on the channel.
+// wakeNamed wakes the watch of a named channel (Stand) whose waiter
+// number is payload (decimal: a release that took the head off a lock's
+// line, release.lua), and the channel's wakeAll watches. A number no
+// watch has is kept for a watch to come (early).
 func (s *subscriber) wakeNamed(cs *channelState, payload string) {
 	seq, err := strconv.ParseUint(payload, 10, 64)
-	if err == nil && seq != 0 {
-		for _, w := range cs.watches {
-			if w.seq == seq {
-				w.fire()
-				for _, x := range cs.watches {
-					if x.wakeAll && x != w {
-						x.fire()
-					}
+	if err != nil || seq == 0 {
+		return
+	}
+	for _, w := range cs.watches {
+		if w.seq == seq {
+			w.fire()
+			for _, x := range cs.watches {
+				if x.wakeAll && x != w {
+					x.fire()
 				}
-				return
 			}
-		}
-		if cs.named {
-			s.early[s.earlyNext] = seq
-			s.earlyNext = (s.earlyNext + 1) % earlyKept
 			return
 		}
 	}
-	s.wake(cs, false)
+	s.early[s.earlyNext] = seq
+	s.earlyNext = (s.earlyNext + 1) % earlyKept
 }
 
 // receive reads the connection's messages and wakes waiters, in this
@@ -343,7 +338,11 @@ func (s *subscriber) dispatch(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
 		if cs := s.chans[m.Channel]; cs != nil {
-			s.wakeNamed(cs, m.Payload)
+			if cs.named {
+				s.wakeNamed(cs, m.Payload)
+			} else {
+				s.wake(cs, false)
+			}
 		}
 	case *redis.Subscription:
 		if m.Kind != "subscribe" {
