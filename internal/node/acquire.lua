@@ -26,17 +26,18 @@ local function queue(pt, holder)
   if not ARGV[7] then return 0 end
   local q = KEYS[1] .. ':waiters'
   local mine = string.match(ARGV[3], '^[^:]*:')
-  if mine and redis.call('exists', q) == 0 then
-    if not holder then
-      local h = redis.pcall('hgetall', KEYS[1])
-      for i = 1, (h.err and 0 or #h), 2 do
-        if string.sub(h[i], 1, 3) == '\0a:' then
-          holder = string.sub(h[i], 4)
-          break
-        end
+  if mine and not holder then
+    local h = redis.pcall('hgetall', KEYS[1])
+    for i = 1, (h.err and 0 or #h), 2 do
+      if string.sub(h[i], 1, 3) == '\0a:' then
+        holder = string.sub(h[i], 4)
+        break
       end
     end
-    if holder and string.sub(holder, 1, #mine) == mine then return 0 end
+  end
+  if mine and holder and string.sub(holder, 1, #mine) == mine and
+      redis.call('exists', q) == 0 then
+    return 0
   end
   -- A user who may not run ZADD (an ACL from before the line) waits as
   -- before: woken by the lock's channel.
