@@ -8,9 +8,12 @@ import (
 )
 
 // waitLine is a client's part in the lines of waiters of plain Mutexes: a
-// Lock call queues in each name's line on every node that refuses it, and
-// a release wakes the head of the line alone, on the head's client's wait
-// channel (node.LinePlace), instead of every waiting client.
+// Lock call queues in each name's line on a node that refuses it for
+// another client's holder (or behind another client's waiters), and a
+// release wakes the head of the line alone, on the head's client's wait
+// channel (node.LinePlace), instead of every waiting client. Goroutines of
+// one client handing a lock among themselves leave no line: the client
+// wakes them in its own order, on the lock's channel.
 type waitLine struct {
 	channel string // the client's wait channel (node.WaitChannel)
 	// once: the channel is subscribed on every node at the client's first

@@ -95,7 +95,8 @@ type Lock struct {
 }
 
 // LinePlace is a waiting Lock's place in a lock's line of waiters on a node:
-// a refused acquire queues it (acquire.lua), and a release wakes the head
+// a refused acquire queues it (acquire.lua: unless the holder is of the
+// waiter's own client and nobody else waits), and a release wakes the head
 // of the line alone, on its client's wait channel (Node.WaitChannel),
 // instead of every waiting client. Score orders the line: the same on every
 // node (the time the waiter's Lock started), so every node wakes the same
