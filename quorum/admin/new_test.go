@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +30,19 @@ func TestNewOverPublicNodes(t *testing.T) {
 		}
 		nodes, subs = append(nodes, n), append(subs, l)
 	}
-	m, err := multilock.New(subs)
+	// Acquire returns once a majority granted; the tracker tells when the
+	// third node's call has answered too, so the force below meets all three.
+	var calls sync.WaitGroup
+	m, err := multilock.New(subs, multilock.WithTracker(&calls))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if granted, _, _, err := m.Acquire(ctx, 10*time.Second); !granted || err != nil {
 		t.Fatalf("Acquire: %v %v", granted, err)
+	}
+	calls.Wait()
+	if o := m.Outcomes(); !o[0].Granted || !o[1].Granted || !o[2].Granted {
+		t.Fatalf("Outcomes: %+v", o)
 	}
 	tools := admin.New(nodes, admin.Config{Policy: multilock.Majority, TTL: 10 * time.Second, ReleaseTimeout: time.Second})
 	if got := tools.Nodes(); len(got) != 3 || got[0] != nodes[0].Name() {
