@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/ctxend"
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/seeded"
@@ -365,7 +366,9 @@ func (e *env) sleep(d time.Duration) bool {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		// At the run's last instant the run has ended, whichever timer
+		// ran first.
+		return !ctxend.Ended(e.ctx)
 	case <-e.ctx.Done():
 		return false
 	}
