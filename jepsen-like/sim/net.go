@@ -66,6 +66,9 @@ type Net struct {
 	baseMin, baseMax time.Duration
 	// trace records every delivery (nil: not traced).
 	trace *trace
+	// deadlines wakes reads at their deadlines in order (nil: each read
+	// has a timer of its own).
+	deadlines *deadlines
 }
 
 // Base delay of a link, drawn per link from the seed: loopback-to-LAN
@@ -642,6 +645,17 @@ func (h *half) recv(p []byte) (int, error) {
 			if d <= 0 {
 				return 0, os.ErrDeadlineExceeded
 			}
+			if ds := h.c.net.deadlines; ds != nil {
+				w := ds.add(dl, h.c.id<<1|boolBit(h.up))
+				select {
+				case <-h.ready:
+					ds.remove(w)
+				case <-h.done:
+					ds.remove(w)
+				case <-w.ch:
+				}
+				continue
+			}
 			t := time.NewTimer(d)
 			timeout = t.C
 			select {
@@ -691,3 +705,10 @@ func (e *serverConn) RemoteAddr() net.Addr               { return addr(e.c.clien
 func (e *serverConn) SetDeadline(time.Time) error        { return nil }
 func (e *serverConn) SetReadDeadline(time.Time) error    { return nil }
 func (e *serverConn) SetWriteDeadline(t time.Time) error { return nil }
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
