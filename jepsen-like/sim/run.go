@@ -171,8 +171,8 @@ func Simulate(c CellRun) (CellResult, error) {
 	clock := newStampClock()
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(clock)}
 	e.nw.trace = newTrace()
-	e.nw.deadlines = newDeadlines()
-	defer e.nw.deadlines.close()
+	e.nw.instants = newInstants()
+	defer e.nw.instants.close()
 	e.rec.SetMeta("mode", c.Mode.ID)
 	e.rec.SetMeta("workload", string(c.kind()))
 	e.rec.SetMeta("scenario", c.Scenario)
