@@ -96,11 +96,13 @@
 // time in the order the runtime queued them. A reconnected go-redis
 // PubSub resubscribes with its channels in map order; the network sorts
 // the channels of such a subscribe before the node sees them (and before
-// its jitter is drawn). Clients' reads whose deadline comes at one
-// instant (a fan-out's node calls share their attempt's deadline) wake
-// one at a time in (deadline, connection) order, each after the rest of
-// the instant has settled (synctest.Wait), not together in the order the
-// runtime's timers pick (deadlines.go). A wait that ends at the instant
+// its jitter is drawn). The network's events of one instant run one at
+// a time, each after the one before has settled (synctest.Wait), not
+// together in the order the runtime's timers pick (instants.go): first
+// the commands a resumed node held, in the order they arrived; then each
+// connection end's due messages, by connection; then the clients' reads
+// whose deadline has come (a fan-out's node calls share their attempt's
+// deadline), by connection. A wait that ends at the instant
 // of its context's deadline (a lock waiter's retry timer, a worker's
 // think time, a fault's wait) counts the deadline as come whichever timer
 // ran first (internal/ctxend), so no select picks between the two at

@@ -16,10 +16,11 @@ import (
 
 // replayFloor holds how many quick cells must replay with the same trace
 // hash: the last committed count. The test fails below it, so the count
-// can only go up; raise it when the test says so. The count moves by a
-// few between runs (Go's runtime still picks among ready select cases at
-// random, and a loaded machine preempts goroutines on the wall clock), so
-// the floor sits a little under the counts seen.
+// can only go up. It is every cell: one that stops replaying fails the
+// test, and SIM_REPLAY_DIFF=1 shows where its two runs part. What can
+// still make a cell differ is Go's runtime (a select among ready cases
+// picks at random, a goroutine that ran 10 ms of wall time is preempted),
+// where a run meets it at a point whose order matters.
 const replayFloor = "testdata/replay-floor"
 
 // TestReplaySameTrace runs every quick cell twice with one seed, each run
