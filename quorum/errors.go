@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/quorumlock/quorumlock/internal/ctxend"
 	"github.com/quorumlock/quorumlock/internal/oneline"
 	"github.com/quorumlock/quorumlock/multilock"
 )
@@ -182,7 +183,9 @@ func (m *Mutex) notObtained(errs ...error) error {
 // withCtxErr is err with ctx's error joined when ctx has ended and err
 // does not already wrap it.
 func withCtxErr(ctx context.Context, err error) error {
-	cerr := ctx.Err()
+	// A deadline that has come counts before ctx's timer cancels it: a
+	// waiter that gave up at it says so (see ctxend).
+	cerr := ctxend.Err(ctx)
 	if cerr == nil || errors.Is(err, cerr) {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/ctxend"
 	"github.com/quorumlock/quorumlock/multilock"
 )
 
@@ -90,12 +91,18 @@ func sleep(ctx context.Context, k waitKind, d time.Duration) (woken bool, err er
 				// The timer still bounds the wait.
 				continue
 			}
-			return true, nil
+			woken = true
 		case <-t.C:
-			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
+		// A wake-up or the timer at the instant of ctx's deadline gives up
+		// as the deadline does, whichever of them ran first: a try now
+		// could only fail, and leave releases to send.
+		if err := ctxend.Err(ctx); err != nil {
+			return false, err
+		}
+		return woken, nil
 	}
 }
 

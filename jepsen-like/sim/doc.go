@@ -96,16 +96,29 @@
 // time in the order the runtime queued them. A reconnected go-redis
 // PubSub resubscribes with its channels in map order; the network sorts
 // the channels of such a subscribe before the node sees them (and before
-// its jitter is drawn). What is left is Go's runtime
-// (a select among several ready cases picks at random, maps iterate in a
-// random order, a goroutine that runs 10 ms of wall time is preempted and
-// queued behind the others of its instant, which on a loaded machine
-// happens to any goroutine whose thread the OS sets aside; the runtime's
-// random seed is not ours to set): a run that meets one where the order
-// matters (which of a client's calls joins a pipeline, which finds an idle
-// pooled connection) can diverge from there. TestReplaySameTrace runs every
-// quick cell twice, each in its own process, and fails when fewer replay
-// with the same hash than testdata/replay-floor says;
+// its jitter is drawn). The network's events of one instant run one at
+// a time, each after the one before has settled (synctest.Wait), not
+// together in the order the runtime's timers pick (instants.go): first
+// the commands a resumed node held, in the order they arrived; then each
+// connection end's due messages, by connection; then the clients' reads
+// whose deadline has come (a fan-out's node calls share their attempt's
+// deadline), by connection. A wait that ends at the instant
+// of its context's deadline (a lock waiter's retry timer, a worker's
+// think time, a fault's wait) counts the deadline as come whichever timer
+// ran first (internal/ctxend), so no select picks between the two at
+// random. Simulated clients have a fixed pool size (not ten per
+// processor) and no second pool for pipelines (ClientOptions).
+//
+// What is left is Go's runtime (a select among several ready cases
+// elsewhere picks at random, maps iterate in a random order, a goroutine
+// that runs 10 ms of wall time is preempted and queued behind the others
+// of its instant, which on a loaded machine happens to any goroutine
+// whose thread the OS sets aside; the runtime's random seed is not ours
+// to set): a run that meets one where the order matters can diverge from
+// there. TestReplaySameTrace runs every quick cell twice, each in its own
+// process, and fails when fewer replay with the same hash than
+// testdata/replay-floor says; with SIM_REPLAY_DIFF=1 it logs the first
+// instant at which a cell's two traces differ.
 // TestReplayReproducesFailure runs a failing cell's printed replay.
 // `chaos --mutants --sim` runs every seed of a cell and reports its kill
 // rate, and with --repeat N (make mutants-stable) judges a mutant N times

@@ -66,6 +66,9 @@ type Net struct {
 	baseMin, baseMax time.Duration
 	// trace records every delivery (nil: not traced).
 	trace *trace
+	// instants runs deliveries and read deadlines in order (nil: each
+	// has a timer of its own).
+	instants *instants
 }
 
 // Base delay of a link, drawn per link from the seed: loopback-to-LAN
@@ -561,7 +564,7 @@ func (h *half) send(p []byte) (int, error) {
 	// no set order, so a timer per message would reorder a stream.
 	h.queue = append(h.queue, timed{at: at, msg: msg})
 	if len(h.queue) == 1 {
-		time.AfterFunc(at.Sub(now), h.deliverDue)
+		h.deliverAt(at, now)
 	}
 	return len(p), nil
 }
@@ -587,8 +590,21 @@ func (h *half) deliverDue() {
 		h.queue = nil
 		return
 	}
-	time.AfterFunc(h.queue[0].at.Sub(now), h.deliverDue)
+	h.deliverAt(h.queue[0].at, now)
 }
+
+// deliverAt has deliverDue run at at.
+func (h *half) deliverAt(at, now time.Time) {
+	if in := h.c.net.instants; in != nil {
+		in.deliverAt(at, h.seq(), h.deliverDue)
+		return
+	}
+	time.AfterFunc(at.Sub(now), h.deliverDue)
+}
+
+// seq orders the connection ends' events of one instant: by the dial
+// that made the connection, then direction.
+func (h *half) seq() uint64 { return h.c.id<<1 | boolBit(h.up) }
 
 func (h *half) deliverLocked(msg []byte) {
 	if h.isShut() {
@@ -642,6 +658,17 @@ func (h *half) recv(p []byte) (int, error) {
 			if d <= 0 {
 				return 0, os.ErrDeadlineExceeded
 			}
+			if in := h.c.net.instants; in != nil {
+				e := in.deadline(dl, h.seq())
+				select {
+				case <-h.ready:
+					in.remove(e)
+				case <-h.done:
+					in.remove(e)
+				case <-e.ch:
+				}
+				continue
+			}
 			t := time.NewTimer(d)
 			timeout = t.C
 			select {
@@ -691,3 +718,10 @@ func (e *serverConn) RemoteAddr() net.Addr               { return addr(e.c.clien
 func (e *serverConn) SetDeadline(time.Time) error        { return nil }
 func (e *serverConn) SetReadDeadline(time.Time) error    { return nil }
 func (e *serverConn) SetWriteDeadline(t time.Time) error { return nil }
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

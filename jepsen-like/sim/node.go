@@ -30,10 +30,13 @@ type Node struct {
 	name string
 	net  *Net
 
-	mu       sync.Mutex
-	m        *miniredis.Miniredis
-	down     bool
-	paused   chan struct{} // non-nil while paused; closed on resume
+	mu     sync.Mutex
+	m      *miniredis.Miniredis
+	down   bool
+	paused chan struct{} // non-nil while paused; closed on resume
+	// held are the commands waiting for a resume, in arrival order, when
+	// the network orders its instants: they run one at a time after it.
+	held     []chan struct{}
 	restarts int
 	// setAt is the clock reading last given to m (SetTime): m counts its
 	// TTLs down to it.
@@ -173,9 +176,20 @@ func (n *Node) isPaused() bool {
 func (n *Node) Resume() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.paused != nil {
-		close(n.paused)
-		n.paused = nil
+	n.unpauseLocked()
+}
+
+// unpauseLocked ends a pause: the commands it held run, in the order
+// they arrived (all at once when the network does not order instants).
+func (n *Node) unpauseLocked() {
+	if n.paused == nil {
+		return
+	}
+	close(n.paused)
+	n.paused = nil
+	if len(n.held) > 0 {
+		n.net.instants.release(n.held)
+		n.held = nil
 	}
 }
 
@@ -190,10 +204,7 @@ func (n *Node) Crash(persist bool) {
 		return
 	}
 	n.down = true
-	if n.paused != nil {
-		close(n.paused)
-		n.paused = nil
-	}
+	n.unpauseLocked()
 	old := n.m
 	n.crashed = snapshot(old, n.clockLocked().Sub(n.setAt), n.rate)
 	if !persist {
@@ -386,10 +397,7 @@ func (n *Node) Down() bool {
 func (n *Node) Close() {
 	n.mu.Lock()
 	n.down = true
-	if n.paused != nil {
-		close(n.paused)
-		n.paused = nil
-	}
+	n.unpauseLocked()
 	m := n.m
 	n.mu.Unlock()
 	n.net.closeConns(func(c *conn) bool { return c.node == n.name })
@@ -429,6 +437,10 @@ func (n *Node) hook(m *miniredis.Miniredis, lr *luaRunner, p *server.Peer, cmd s
 	n.mu.Lock()
 	for n.paused != nil {
 		ch := n.paused
+		if n.net.instants != nil {
+			ch = make(chan struct{})
+			n.held = append(n.held, ch)
+		}
 		n.mu.Unlock()
 		<-ch
 		n.mu.Lock()

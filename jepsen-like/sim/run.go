@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/ctxend"
 	"github.com/quorumlock/quorumlock/internal/lockkeys"
 	"github.com/quorumlock/quorumlock/internal/node"
 	"github.com/quorumlock/quorumlock/internal/seeded"
@@ -170,6 +171,8 @@ func Simulate(c CellRun) (CellResult, error) {
 	clock := newStampClock()
 	e := &env{c: c, t: t, nw: NewNet(c.Seed), rec: history.NewRecorder(clock)}
 	e.nw.trace = newTrace()
+	e.nw.instants = newInstants()
+	defer e.nw.instants.close()
 	e.rec.SetMeta("mode", c.Mode.ID)
 	e.rec.SetMeta("workload", string(c.kind()))
 	e.rec.SetMeta("scenario", c.Scenario)
@@ -365,7 +368,9 @@ func (e *env) sleep(d time.Duration) bool {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		// At the run's last instant the run has ended, whichever timer
+		// ran first.
+		return !ctxend.Ended(e.ctx)
 	case <-e.ctx.Done():
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/ctxend"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/resource"
 )
@@ -261,7 +262,7 @@ func follow(ctx context.Context, rec *history.Recorder, worker int, o Observer) 
 // readLeader reads l every cfg.LeaderReads until ctx ends; a read that
 // cannot tell is recorded as failed (a read has no effect).
 func readLeader(ctx context.Context, rec *history.Recorder, worker int, l LeaderReader, cfg Config) {
-	for ctx.Err() == nil {
+	for !ctxend.Ended(ctx) {
 		call := rec.Invoke(history.Op{Worker: worker, Kind: history.LeaderRead})
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ReleaseTimeout)
 		term, value, err := l.Leader(rctx)
@@ -287,7 +288,10 @@ type runner struct {
 }
 
 func (r *runner) loop(ctx context.Context) {
-	for ctx.Err() == nil {
+	// Ended, not ctx.Err: a think time that ends at the run's last instant
+	// must not start a tenure, whether or not the run's timer has
+	// cancelled ctx yet (a replay must not depend on which ran first).
+	for !ctxend.Ended(ctx) {
 		c := r.choices.next()
 		r.tenure(ctx, c.Work)
 		sleep(ctx, c.Think)
