@@ -16,6 +16,9 @@ var electreadsMutants = []Mutant{
 		Old:   "\t\tif st.Rev > info.rev {\n",
 		New:   "\t\tif info.rev == 0 {\n",
 		Cells: []CellID{{"redlock-3", "partition-minority", "election"}},
+		// A follower reads the stale node first only when its link is the
+		// fastest: in the simulation, in about 2 seeds of 10.
+		SimSeeds: 20,
 	},
 	{
 		Name:  "proclaim-ok-below-quorum",

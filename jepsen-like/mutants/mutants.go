@@ -62,6 +62,10 @@ type Mutant struct {
 	File, Old, New string
 	// Cells should catch it.
 	Cells []CellID
+	// SimSeeds, when above the run's seeds per cell, is how many seeds
+	// each of its cells runs in the simulation: a bug that shows only in a
+	// seed whose drawn link delays make the wrong node answer first.
+	SimSeeds int
 	// CI: make mutants-ci runs it (chaos --mutants --ci), in its first
 	// cell only, on real processes and in the simulation. One per lock
 	// kind and per safety feature: the first cell must kill it fast.
@@ -400,7 +404,7 @@ func judgeCells(ctx context.Context, o Options, m Mutant, bin, dir string, res *
 		)
 		if o.Sim {
 			t0 := time.Now()
-			killed, err = runSimCell(ctx, bin, dir, c, o.Seed, o.SimSeeds)
+			killed, err = runSimCell(ctx, bin, dir, c, o.Seed, max(o.SimSeeds, m.SimSeeds))
 			if killed != "" {
 				// The build and copy are most of a mutant's time here: say
 				// what the simulated cell itself took.
