@@ -98,9 +98,13 @@ func sleep(ctx context.Context, k waitKind, d time.Duration) (woken bool, err er
 		}
 		// A wake-up or the timer at the instant of ctx's deadline gives up
 		// as the deadline does, whichever of them ran first: a try now
-		// could only fail, and leave releases to send.
-		if err := ctxend.Err(ctx); err != nil {
-			return false, err
+		// could only fail, and leave releases to send. The deadline has
+		// come, so ctx's own timer cancels it at once; waiting for that
+		// means a caller that checks ctx.Err() after Lock failed finds
+		// it set.
+		if ctxend.Ended(ctx) {
+			<-ctx.Done()
+			return false, ctx.Err()
 		}
 		return woken, nil
 	}
