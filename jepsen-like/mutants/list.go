@@ -57,11 +57,11 @@ var List = append([]Mutant{
 		CI:    true,
 	},
 	{
-		Name:  "no-rollback",
-		Bug:   "a failed attempt keeps the nodes it got until their TTL",
-		File:  "multilock/multilock.go",
-		Old:   "func (m *MultiLock) rollback() {\n",
-		New:   "func (m *MultiLock) rollback() {\n\tif true {\n\t\treturn\n\t}\n",
+		Name: "no-rollback",
+		Bug:  "a failed attempt keeps the nodes it got until their TTL",
+		File: "multilock/multilock.go",
+		Old:  "func (m *MultiLock) rollback() {\n",
+		New:  "func (m *MultiLock) rollback() {\n\tif true {\n\t\treturn\n\t}\n",
 		// In the open a release wakes the line's head alone, so attempts
 		// seldom split the votes and a kept grant seldom blocks anyone;
 		// with one of five nodes paused, two contenders that each get two
