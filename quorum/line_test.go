@@ -49,6 +49,8 @@ func TestLockLeavesLineWhenItGivesUp(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waiter of another client queued on %d of %d nodes", count(), len(servers))
 		}
+		// The line is on the servers: nothing in the client signals the
+		// refusal that queued the waiter, so the test polls it.
 		time.Sleep(5 * time.Millisecond)
 	}
 	stop()
@@ -59,6 +61,8 @@ func TestLockLeavesLineWhenItGivesUp(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d line entries left after the waiter gave up", count())
 		}
+		// The waiter leaves the line in the background after Lock
+		// returned: the servers are polled until it has.
 		time.Sleep(5 * time.Millisecond)
 	}
 }
