@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,13 +102,27 @@ func (s *SyncBuffer) String() string {
 // it are refused at once.
 func RefusedAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A socket bound to a loopback port, not listening, until the test
+	// ends: a connect there is refused, and no other process can take the
+	// port meanwhile (a server a parallel test starts; a port listened on
+	// and closed could be handed out again at once).
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		t.Fatalf("RefusedAddr: bound to %v, not an IPv4 address", sa)
+	}
+	return "127.0.0.1:" + strconv.Itoa(in.Port)
 }
 
 // LateFirstRead delays the first read of a connection (go-redis' HELLO
