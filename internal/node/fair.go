@@ -252,14 +252,8 @@ func WaiterID(key, unique string) string { return key + "|" + unique }
 // ready is told once the subscription is confirmed. Every watch of the
 // channel is told. Stop it (Stop(false)) when no waiter uses key any more.
 func (n *Node) WatchWaiter(name, key string, signal, ready chan<- struct{}) *Watch {
-	n.subMu.Lock()
-	if n.sub == nil {
-		n.sub = newSubscriber(n)
-	}
-	s := n.sub
-	n.subMu.Unlock()
-	w := &Watch{s: s, channel: n.FairKeys(name).Wake + key, signal: signal, notify: ready, ready: make(chan struct{}), wakeAll: true}
-	s.add(w)
+	w := &Watch{s: n.subscriber(), channel: n.FairKeys(name).Wake + key, signal: signal, notify: ready, ready: make(chan struct{}), wakeAll: true}
+	w.s.add(w)
 	return w
 }
 

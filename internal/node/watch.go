@@ -82,15 +82,19 @@ func (n *Node) WatchAs(seq uint64, name string, signal, ready chan<- struct{}, w
 }
 
 func (n *Node) watchChannel(seq uint64, channel string, signal, ready chan<- struct{}, wakeAll bool) *Watch {
+	w := &Watch{s: n.subscriber(), seq: seq, channel: channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
+	w.s.add(w)
+	return w
+}
+
+// subscriber is the node's one pub/sub reader, made by the first watch.
+func (n *Node) subscriber() *subscriber {
 	n.subMu.Lock()
+	defer n.subMu.Unlock()
 	if n.sub == nil {
 		n.sub = newSubscriber(n)
 	}
-	s := n.sub
-	n.subMu.Unlock()
-	w := &Watch{s: s, seq: seq, channel: channel, signal: signal, notify: ready, wakeAll: wakeAll, ready: make(chan struct{})}
-	s.add(w)
-	return w
+	return n.sub
 }
 
 type channelState struct {
@@ -110,14 +114,8 @@ type channelState struct {
 // between that waiter's refusal and its watch) is kept, and wakes the
 // watch made next with that number.
 func (n *Node) Stand(channel string, ready chan<- struct{}) *Watch {
-	n.subMu.Lock()
-	if n.sub == nil {
-		n.sub = newSubscriber(n)
-	}
-	s := n.sub
-	n.subMu.Unlock()
-	w := &Watch{s: s, channel: channel, notify: ready, ready: make(chan struct{}), stand: true}
-	s.add(w)
+	w := &Watch{s: n.subscriber(), channel: channel, notify: ready, ready: make(chan struct{}), stand: true}
+	w.s.add(w)
 	return w
 }
 
