@@ -353,6 +353,9 @@ type mutexWait struct {
 	lineWatched bool // watchLine ran
 }
 
+// inLine reports whether a refusal put this waiter in a line.
+func (w *mutexWait) inLine() bool { return w.queued != nil && w.queued.place.Queued() }
+
 func (w *mutexWait) kind() lockKind {
 	if w.queued != nil {
 		return w.queued
@@ -371,7 +374,7 @@ func (w *mutexWait) try(ctx context.Context, woken bool) (*multilock.MultiLock, 
 	}
 	if err != nil {
 		m.checkSelfWait(ctx, &w.self)
-		if w.watches != nil && w.queued != nil && w.queued.place.Queued() {
+		if w.watches != nil && w.inLine() {
 			// Queued by this try, after listen: wait on the line too.
 			w.watchLine(nil)
 		}
@@ -430,7 +433,7 @@ func (w *mutexWait) listen(ctx context.Context, _ time.Duration) bool {
 	// on the lock's channel, as every waiter of the other kinds, and a
 	// force-unlock wakes both. The channel it is woken on now is the one
 	// whose subscription counts.
-	queued := w.queued != nil && w.queued.place.Queued()
+	queued := w.inLine()
 	lockReady := ready
 	if queued {
 		lockReady = nil
@@ -470,7 +473,7 @@ func (w *mutexWait) signal() <-chan struct{} { return w.wake }
 // Not for a queued waiter: a message naming it means a release took it
 // out of the line, so it tries (and a refusal puts it back in its place).
 func (w *mutexWait) late() bool {
-	if w.queued != nil && w.queued.place.Queued() {
+	if w.inLine() {
 		return false
 	}
 	return w.m.kind.exclusive() && w.m.holding.Load() > 0
